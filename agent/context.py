@@ -1,0 +1,139 @@
+"""The runtime context both graphs share (``context_schema``).
+
+A pydantic model, not a plain dataclass: the server validates it, so a run started with
+``stop_mode="bogus"`` fails with an error that names the field instead of running.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+StopMode = Literal["hard", "polish", "never"]
+ParallelPolicy = Literal["priority", "any", "all"]
+Outcome = Literal["success", "retryable", "fatal"]
+
+OFFLINE_MODEL = "offline"
+GROQ_DEFAULT_MODEL = "groq:llama-3.3-70b-versatile"
+_PROVIDER_MODEL = re.compile(r"^[a-z][a-z0-9_-]*:\S+$")
+
+
+def default_model() -> str:
+    """Return ``offline``, or the Groq default when ``GROQ_API_KEY`` is set."""
+    return GROQ_DEFAULT_MODEL if os.environ.get("GROQ_API_KEY") else OFFLINE_MODEL
+
+
+class Context(BaseModel):
+    """Per-run settings. Every field shows in Studio with its description."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(
+        default_factory=default_model,
+        description=(
+            "Chat model: 'offline' (deterministic, no network) or a 'provider:model' string "
+            "for init_chat_model, e.g. 'groq:llama-3.3-70b-versatile'. Default: 'offline', "
+            "or the Groq default when GROQ_API_KEY is set."
+        ),
+    )
+    stop_mode: StopMode = Field(
+        default="hard",
+        description=(
+            "What a stop artifact does. 'hard': end with the tool's content verbatim, no "
+            "further model call. 'polish': one more model call, with no tools, to phrase the "
+            "answer. 'never': ignore completed/fatal stops (the stock loop). Policy blocks "
+            "and the retry budget stop in every mode."
+        ),
+    )
+    force_outcome: Outcome | list[Outcome] | None = Field(
+        default=None,
+        description=(
+            "Force tool outcomes: None (drawn from weights with a seeded RNG), one of "
+            "'success' | 'retryable' | 'fatal' for every call, or a list applied to this "
+            "turn's tool calls in the order the model issued them, the last element "
+            "repeating (['retryable', 'success']: the first call fails, the retry succeeds)."
+        ),
+    )
+    seed: int = Field(default=0, description="Seed for the outcome RNG when force_outcome is None.")
+    parallel_policy: ParallelPolicy = Field(
+        default="priority",
+        description=(
+            "Several tool calls in one model turn. 'priority': any stop wins, policy_block > "
+            "fatal > completed. 'any': the first stop in call order. 'all': stop only if "
+            "every call says stop, answering with the first call's content."
+        ),
+    )
+    max_retries: int = Field(
+        default=2,
+        ge=0,
+        le=50,
+        description=(
+            "Transient outcomes allowed since the last user message; one more stops the run "
+            "with rule 'retry_budget' and a user-safe message."
+        ),
+    )
+    spend_cap: float = Field(
+        default=500.0,
+        ge=0,
+        description=(
+            "Largest checkout amount allowed. A larger amount is refused by the spend-cap "
+            "policy before the tool runs, and the run stops with rule 'policy_block'."
+        ),
+    )
+
+    @field_validator("model")
+    @classmethod
+    def _check_model(cls, value: str) -> str:
+        if value != OFFLINE_MODEL and not _PROVIDER_MODEL.match(value):
+            msg = (
+                f"model must be 'offline' or a 'provider:model' string such as "
+                f"{GROQ_DEFAULT_MODEL!r}, got {value!r}"
+            )
+            raise ValueError(msg)
+        return value
+
+    @field_validator("force_outcome")
+    @classmethod
+    def _check_force_outcome(cls, value: Any) -> Any:
+        if isinstance(value, list) and not value:
+            msg = "force_outcome list must not be empty"
+            raise ValueError(msg)
+        return value
+
+    def outcome_for(self, index: int) -> Outcome | None:
+        """Return the forced outcome of the ``index``-th tool call this turn, if any.
+
+        Args:
+            index: 0-based position among this turn's tool calls.
+
+        Returns:
+            The forced outcome; the last list element repeats. None when not forced.
+        """
+        forced = self.force_outcome
+        if forced is None or isinstance(forced, str):
+            return forced
+        return forced[min(index, len(forced) - 1)]
+
+
+def resolve(context: Context | dict[str, Any] | None) -> Context:
+    """Return a validated Context from what the runtime holds.
+
+    The runtime holds None when a caller passed no context at all.
+
+    Args:
+        context: The runtime's context.
+
+    Returns:
+        A validated Context.
+
+    Raises:
+        pydantic.ValidationError: If a field has a bad value; the error names it.
+    """
+    if context is None:
+        return Context()
+    if isinstance(context, Context):
+        return context
+    return Context.model_validate(context)

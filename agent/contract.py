@@ -1,0 +1,423 @@
+"""The artifact contract every tool returns, and the one function that decides to stop.
+
+A tool built with ``response_format="content_and_artifact"`` returns ``(content, artifact)``.
+``content`` is what the model reads; the artifact is a small dict that only orchestration
+reads::
+
+    {"stop": True, "reason": "completed", "attempt": 1}
+
+Both graphs import :func:`decide` from here and never re-implement a rule.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypedDict, get_args
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from agent.context import Context
+
+logger = logging.getLogger(__name__)
+
+Reason = Literal["completed", "transient", "fatal", "policy_block"]
+"""The whole reason vocabulary. Map any domain failure onto one of these."""
+
+REASONS: tuple[str, ...] = get_args(Reason)
+
+Rule = Literal[
+    "completed",
+    "fatal",
+    "policy_block",
+    "retry_budget",
+    "transient",
+    "invalid_artifact",
+    "tool_error",
+    "no_artifact",
+    "stop_mode_never",
+    "no_tool_step",
+]
+"""Public rule names: metadata, stream events and tests use them."""
+
+RULES: tuple[str, ...] = get_args(Rule)
+
+STOPPING_REASONS: frozenset[str] = frozenset({"completed", "fatal", "policy_block"})
+
+_PRIORITY: dict[str, int] = {"policy_block": 0, "fatal": 1, "completed": 2}
+"""Among stops under ``parallel_policy="priority"``: lower wins."""
+
+_SCALAR = (str, int, float, bool, type(None))
+MAX_EXTRA_FIELD_CHARS = 200
+"""Longest string an optional artifact field may hold."""
+
+RETRY_BUDGET_MESSAGE = (
+    "The service is still unavailable after several attempts, so I stopped retrying. "
+    "Please try again in a few minutes."
+)
+"""The user-safe answer when the retry budget is spent."""
+
+
+class StopDecision(TypedDict):
+    """What the router decided after one tool step.
+
+    Checkpointed in the thread state under ``stop_decision`` and streamed as a custom
+    event, so a client can always tell why a run ended or went on.
+    """
+
+    action: Literal["stop", "continue"]
+    """``stop`` ends the loop with a tool's content; ``continue`` goes back to the model."""
+    rule: str
+    """The public name of the rule that matched (see :data:`Rule`)."""
+    reason: str | None
+    """The chosen artifact's reason, or None when no valid artifact decided."""
+    tool: str | None
+    """Name of the tool whose message decided."""
+    tool_call_id: str | None
+    """The ``tool_call_id`` of the message that decided."""
+
+
+class InvalidArtifactError(ValueError):
+    """An artifact that does not follow the contract."""
+
+
+# ---------------------------------------------------------------------------------------
+# Builders: tools call one of these and never hand-write the dict.
+
+
+def _artifact(stop: bool, reason: Reason, fields: Mapping[str, Any]) -> dict[str, Any]:
+    artifact: dict[str, Any] = {"stop": stop, "reason": reason}
+    for key, value in fields.items():
+        if key in artifact:
+            msg = f"artifact field {key!r} is reserved"
+            raise InvalidArtifactError(msg)
+        if not isinstance(value, _SCALAR):
+            msg = f"artifact field {key!r} must be a scalar, got {type(value).__name__}"
+            raise InvalidArtifactError(msg)
+        artifact[key] = value
+    return artifact
+
+
+def completed(**fields: str | int | float | bool | None) -> dict[str, Any]:
+    """Build the artifact of a call whose content already answers: stop.
+
+    Args:
+        **fields: Optional small scalar fields (for example ``topic="store"``).
+
+    Returns:
+        ``{"stop": True, "reason": "completed", **fields}``.
+    """
+    return _artifact(True, "completed", fields)
+
+
+def transient(**fields: str | int | float | bool | None) -> dict[str, Any]:
+    """Build the artifact of a retryable failure (timeout, 503): go back to the model.
+
+    Args:
+        **fields: Optional small scalar fields.
+
+    Returns:
+        ``{"stop": False, "reason": "transient", **fields}``.
+    """
+    return _artifact(False, "transient", fields)
+
+
+def fatal(**fields: str | int | float | bool | None) -> dict[str, Any]:
+    """Build the artifact of a failure that retrying cannot fix: stop.
+
+    Args:
+        **fields: Optional small scalar fields.
+
+    Returns:
+        ``{"stop": True, "reason": "fatal", **fields}``.
+    """
+    return _artifact(True, "fatal", fields)
+
+
+def policy_block(**fields: str | int | float | bool | None) -> dict[str, Any]:
+    """Build the artifact of a call a policy refused: stop in every ``stop_mode``.
+
+    Args:
+        **fields: Optional small scalar fields (for example ``policy="spend_cap"``).
+
+    Returns:
+        ``{"stop": True, "reason": "policy_block", **fields}``.
+    """
+    return _artifact(True, "policy_block", fields)
+
+
+# ---------------------------------------------------------------------------------------
+# Parsing.
+
+
+def parse_artifact(artifact: object) -> dict[str, Any]:
+    """Check an artifact strictly and return it.
+
+    Args:
+        artifact: Whatever a ToolMessage carried.
+
+    Returns:
+        The artifact, unchanged.
+
+    Raises:
+        InvalidArtifactError: If it is not a dict, lacks ``stop`` or ``reason``, has a
+            ``stop`` that is not a real bool (the string ``"false"`` is truthy), a reason
+            outside the vocabulary, a ``stop`` that contradicts the reason, or a field
+            that is not a small scalar. The message names types, never values.
+    """
+    if not isinstance(artifact, dict):
+        msg = f"artifact must be a dict, got {type(artifact).__name__}"
+        raise InvalidArtifactError(msg)
+    missing = [key for key in ("stop", "reason") if key not in artifact]
+    if missing:
+        msg = f"artifact lacks key(s) {missing}"
+        raise InvalidArtifactError(msg)
+    stop, reason = artifact["stop"], artifact["reason"]
+    if type(stop) is not bool:
+        msg = f"artifact 'stop' must be a bool, got {type(stop).__name__}"
+        raise InvalidArtifactError(msg)
+    if not isinstance(reason, str) or reason not in REASONS:
+        msg = f"artifact 'reason' must be one of {list(REASONS)}"
+        raise InvalidArtifactError(msg)
+    if stop != (reason in STOPPING_REASONS):
+        msg = f"artifact 'stop'={stop} contradicts reason {reason!r}"
+        raise InvalidArtifactError(msg)
+    for key, value in artifact.items():
+        if not isinstance(key, str):
+            msg = f"artifact keys must be strings, got {type(key).__name__}"
+            raise InvalidArtifactError(msg)
+        if not isinstance(value, _SCALAR) or (
+            isinstance(value, str) and len(value) > MAX_EXTRA_FIELD_CHARS
+        ):
+            msg = f"artifact field {key!r} must be a small scalar"
+            raise InvalidArtifactError(msg)
+    return artifact
+
+
+# ---------------------------------------------------------------------------------------
+# Reading the message list.
+
+
+def _tool_calls(message: BaseMessage) -> list[dict[str, Any]]:
+    if isinstance(message, AIMessage):
+        return [dict(call) for call in message.tool_calls]
+    return []
+
+
+def turn_start(messages: Sequence[BaseMessage]) -> int:
+    """Return the index just after the last user message (0 when there is none)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            return index + 1
+    return 0
+
+
+def latest_tool_step(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
+    """Return the ToolMessages of the latest tool step, in the order the model issued them.
+
+    The step is every ToolMessage after the last AIMessage that has tool calls. Messages
+    are ordered by their position in that AIMessage's ``tool_calls`` (not by when they
+    finished); a repeated ``tool_call_id`` counts once; messages for unknown ids go last.
+
+    Args:
+        messages: The thread's messages.
+
+    Returns:
+        The step's ToolMessages, possibly empty.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        calls = _tool_calls(messages[index])
+        if calls:
+            order = {call["id"]: position for position, call in enumerate(calls)}
+            seen: set[str] = set()
+            step: list[ToolMessage] = []
+            for message in messages[index + 1 :]:
+                if isinstance(message, ToolMessage) and message.tool_call_id not in seen:
+                    seen.add(message.tool_call_id)
+                    step.append(message)
+            return sorted(step, key=lambda m: order.get(m.tool_call_id, len(order)))
+    return []
+
+
+def invocation_index(messages: Sequence[BaseMessage], tool_call_id: str) -> int:
+    """Return the 0-based position of a tool call among this turn's tool calls.
+
+    Calls are counted since the last user message, in the order the model issued them,
+    so ``force_outcome=["retryable", "success"]`` applies to the first and second call
+    whatever order they finish in.
+
+    Args:
+        messages: The thread's messages, including the AIMessage that issued the call.
+        tool_call_id: The call to locate.
+
+    Returns:
+        The call's index, or the number of calls this turn if the id is unknown.
+    """
+    ids = [
+        call["id"] for message in messages[turn_start(messages) :] for call in _tool_calls(message)
+    ]
+    return ids.index(tool_call_id) if tool_call_id in ids else len(ids)
+
+
+def transient_count(messages: Sequence[BaseMessage]) -> int:
+    """Count valid ``transient`` artifacts since the last user message."""
+    count = 0
+    for message in messages[turn_start(messages) :]:
+        if isinstance(message, ToolMessage) and isinstance(message.artifact, dict):
+            if message.artifact.get("reason") == "transient":
+                try:
+                    parse_artifact(message.artifact)
+                except InvalidArtifactError:
+                    continue
+                count += 1
+    return count
+
+
+# ---------------------------------------------------------------------------------------
+# Deciding.
+
+
+class _Verdict(TypedDict):
+    stop: bool
+    rule: str
+    reason: str | None
+    message: ToolMessage
+
+
+def _verdict(message: ToolMessage) -> _Verdict:
+    """Judge one ToolMessage on its own."""
+    artifact: dict[str, Any] | None = None
+    problem: str | None = None
+    if message.artifact is not None:
+        try:
+            artifact = parse_artifact(message.artifact)
+        except InvalidArtifactError as exc:
+            problem = str(exc)
+    if message.status == "error":
+        if artifact is not None and artifact["reason"] in ("fatal", "policy_block"):
+            return {
+                "stop": True,
+                "rule": artifact["reason"],
+                "reason": artifact["reason"],
+                "message": message,
+            }
+        return {
+            "stop": False,
+            "rule": "tool_error",
+            "reason": artifact["reason"] if artifact else None,
+            "message": message,
+        }
+    if problem is not None:
+        # Names the tool, the call and the type problem; never the tool's content.
+        logger.warning(
+            "invalid artifact from tool %r (tool_call_id=%s): %s; continuing to the model",
+            message.name,
+            message.tool_call_id,
+            problem,
+        )
+        return {"stop": False, "rule": "invalid_artifact", "reason": None, "message": message}
+    if artifact is None:
+        return {"stop": False, "rule": "no_artifact", "reason": None, "message": message}
+    reason = artifact["reason"]
+    return {"stop": artifact["stop"], "rule": reason, "reason": reason, "message": message}
+
+
+def _decision(
+    action: Literal["stop", "continue"],
+    rule: str,
+    verdict: _Verdict | None,
+    reason: str | None = None,
+) -> StopDecision:
+    message = verdict["message"] if verdict else None
+    return {
+        "action": action,
+        "rule": rule,
+        "reason": reason if reason is not None else (verdict["reason"] if verdict else None),
+        "tool": message.name if message else None,
+        "tool_call_id": message.tool_call_id if message else None,
+    }
+
+
+def _choose(verdicts: list[_Verdict], policy: str) -> _Verdict:
+    stops = [v for v in verdicts if v["stop"]]
+    goes = [v for v in verdicts if not v["stop"]]
+    if policy == "all":
+        return goes[0] if goes else stops[0]
+    if not stops:
+        return goes[0]
+    if policy == "any":
+        return stops[0]
+    return min(stops, key=lambda v: _PRIORITY[v["rule"]])  # min() keeps call order on ties
+
+
+def decide(messages: Sequence[BaseMessage], context: Context) -> StopDecision:
+    """Decide whether the latest tool step ends the run.
+
+    Rules, in order:
+
+    1. Judge each ToolMessage of the step: a valid artifact gives its reason; an error
+       status gives ``tool_error`` (unless a valid fatal/policy_block artifact rides on
+       it); a malformed artifact gives ``invalid_artifact``; none gives ``no_artifact``.
+    2. Pick one by ``context.parallel_policy``: ``priority`` (any stop wins;
+       policy_block > fatal > completed), ``any`` (first stop in call order) or ``all``
+       (stop only if every call stops; the first call decides).
+    3. ``stop_mode="never"`` turns a completed/fatal stop into ``stop_mode_never``;
+       a policy block stops in every mode.
+    4. A continue stops on ``retry_budget`` once more than ``context.max_retries``
+       transient outcomes happened since the last user message (read from the state,
+       not from the artifact).
+
+    Args:
+        messages: The thread's messages, ending with the tool step.
+        context: The run's validated context.
+
+    Returns:
+        The decision. It never raises on malformed messages or artifacts.
+    """
+    step = latest_tool_step(messages)
+    if not step:
+        return _decision("continue", "no_tool_step", None)
+    chosen = _choose([_verdict(message) for message in step], context.parallel_policy)
+    if chosen["stop"]:
+        if context.stop_mode == "never" and chosen["rule"] != "policy_block":
+            return _decision("continue", "stop_mode_never", chosen)
+        return _decision("stop", chosen["rule"], chosen)
+    if transient_count(messages) > context.max_retries:
+        transient_messages = [v for v in map(_verdict, step) if v["rule"] == "transient"]
+        return _decision(
+            "stop", "retry_budget", (transient_messages or [chosen])[0], reason="transient"
+        )
+    return _decision("continue", chosen["rule"], chosen)
+
+
+def final_text(decision: StopDecision, messages: Sequence[BaseMessage]) -> str:
+    """Return the text a stopped run answers with.
+
+    The chosen tool's content verbatim, which is not always the last message; the
+    user-safe retry message when the retry budget stopped the run.
+
+    Args:
+        decision: A ``stop`` decision.
+        messages: The thread's messages.
+
+    Returns:
+        The answer text.
+    """
+    if decision["rule"] == "retry_budget":
+        return RETRY_BUDGET_MESSAGE
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage) and message.tool_call_id == decision["tool_call_id"]:
+            return message.text
+    msg = f"no ToolMessage with tool_call_id {decision['tool_call_id']!r}"
+    raise LookupError(msg)
+
+
+def is_hard_stop(decision: StopDecision, context: Context) -> bool:
+    """Return True when a stop ends the run without another model call.
+
+    ``polish`` rephrases completed and fatal answers with one more model call; a policy
+    block and a spent retry budget always end with their user-safe text.
+    """
+    if decision["action"] != "stop":
+        return False
+    return context.stop_mode != "polish" or decision["rule"] in ("policy_block", "retry_budget")

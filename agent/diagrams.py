@@ -1,0 +1,59 @@
+"""Render both graphs as Mermaid and keep the README's diagrams in step.
+
+``python -m agent.diagrams`` rewrites the blocks between ``<!-- mermaid:<graph> -->`` and
+``<!-- /mermaid:<graph> -->`` in README.md. No network: ``draw_mermaid`` is plain text.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from agent.legacy import graph as legacy
+from agent.middleware import graph as middleware
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def mermaid() -> dict[str, str]:
+    """Return each graph id's Mermaid source."""
+    return {
+        "legacy": legacy.get_graph().draw_mermaid(),
+        "middleware": middleware.get_graph().draw_mermaid(),
+    }
+
+
+def block(name: str, source: str) -> str:
+    """Return the README block for one graph, markers included."""
+    return f"<!-- mermaid:{name} -->\n```mermaid\n{source.strip()}\n```\n<!-- /mermaid:{name} -->"
+
+
+def pattern(name: str) -> re.Pattern[str]:
+    """Match one graph's README block."""
+    return re.compile(rf"<!-- mermaid:{name} -->.*?<!-- /mermaid:{name} -->", re.S)
+
+
+def update(text: str) -> str:
+    """Return README text with every diagram block regenerated.
+
+    Raises:
+        ValueError: If a graph's markers are missing.
+    """
+    for name, source in mermaid().items():
+        found = pattern(name).search(text)
+        if found is None:
+            msg = f"README has no <!-- mermaid:{name} --> block"
+            raise ValueError(msg)
+        text = text[: found.start()] + block(name, source) + text[found.end() :]
+    return text
+
+
+def main() -> int:
+    """Rewrite README.md's diagrams in place."""
+    README.write_text(update(README.read_text("utf-8")), "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,251 @@
+"""Model loading: the deterministic offline model, and ``provider:model`` strings."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache
+from typing import Any
+
+from langchain.chat_models import init_chat_model
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+)
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from agent.context import OFFLINE_MODEL
+from agent.contract import latest_tool_step, turn_start
+
+_BUY = re.compile(r"\bbuy\s+(?P<item>.+?)\s+for\s+\$?(?P<amount>\d[\d,]*(?:\.\d+)?)", re.I)
+_DIRECT = re.compile(r"^\s*(?P<tool>[A-Za-z_][\w-]*):\s*(?P<text>.*)$", re.S)
+_TAGS = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+ANSWER_CHARS = 280
+"""Longest tool excerpt the offline model quotes in an answer."""
+
+
+def _summary(content: str) -> str:
+    """Shorten tool content into one readable line."""
+    try:
+        page = json.loads(content)
+    except ValueError:
+        page = None
+    if isinstance(page, dict) and "title" in page:
+        text = f"{page['title']}: {page.get('summary', '')}"
+    else:
+        text = _TAGS.sub(" ", content)
+    text = _SPACE.sub(" ", text).strip()
+    return text if len(text) <= ANSWER_CHARS else text[: ANSWER_CHARS - 3].rstrip() + "..."
+
+
+def _is_transient(message: ToolMessage) -> bool:
+    artifact = message.artifact
+    return isinstance(artifact, dict) and artifact.get("reason") == "transient"
+
+
+def _first_param(tool: dict[str, Any]) -> str:
+    properties = tool.get("function", {}).get("parameters", {}).get("properties", {})
+    return next(iter(properties), "query")
+
+
+class OfflineChatModel(BaseChatModel):
+    """A deterministic chat model that decides from the message history alone.
+
+    One graph object serves every thread on the server, so nothing here is a shared
+    iterator: the reply is a pure function of the messages and the bound tools.
+
+    - A user message ``buy <item> for <amount>`` calls ``checkout``.
+    - ``<tool>: <text>`` calls that bound tool with ``text`` as its first argument.
+    - Anything else calls ``search``, once per ``;``-separated part, in one turn.
+    - After a tool step, each transient result is retried with the same arguments.
+    - Otherwise, or with no tools bound, it answers from the tool content.
+
+    Every reply reports ``usage_metadata`` from ``count_tokens_approximately``.
+    """
+
+    model_name: str = OFFLINE_MODEL
+
+    @property
+    def _llm_type(self) -> str:
+        return "offline"
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tools; the model reads their names and schemas on each call.
+
+        Args:
+            tools: Tools to offer.
+            tool_choice: Accepted for interface compatibility and ignored.
+            **kwargs: Passed to ``bind``.
+
+        Returns:
+            A runnable that calls this model with the tools bound.
+        """
+        del tool_choice
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+    def reply(self, messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
+        """Return the next AIMessage for a history, without usage numbers.
+
+        Args:
+            messages: The conversation so far.
+            tools: Bound tools in OpenAI format (empty when none are bound).
+
+        Returns:
+            An AIMessage with tool calls or a prose answer.
+        """
+        names = {t["function"]["name"]: t for t in tools if "function" in t}
+        call_id = f"call_{len(messages)}_{{}}"
+        last = messages[-1] if messages else None
+        if names and isinstance(last, HumanMessage):
+            calls = self._first_calls(last.text, names)
+            if calls:
+                return AIMessage(
+                    content="",
+                    tool_calls=[
+                        {"name": name, "args": args, "id": call_id.format(i), "type": "tool_call"}
+                        for i, (name, args) in enumerate(calls)
+                    ],
+                )
+        step = latest_tool_step(messages[turn_start(messages) :])
+        if names and isinstance(last, ToolMessage):
+            retries = self._retries(messages, step, names)
+            if retries:
+                return AIMessage(
+                    content="",
+                    tool_calls=[
+                        {"name": name, "args": args, "id": call_id.format(i), "type": "tool_call"}
+                        for i, (name, args) in enumerate(retries)
+                    ],
+                )
+        return AIMessage(content=self._answer(messages, step))
+
+    @staticmethod
+    def _first_calls(
+        text: str, tools: dict[str, dict[str, Any]]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        direct = _DIRECT.match(text)
+        if direct and direct["tool"] in tools:
+            return [(direct["tool"], {_first_param(tools[direct["tool"]]): direct["text"].strip()})]
+        buy = _BUY.search(text)
+        if buy and "checkout" in tools:
+            amount = float(buy["amount"].replace(",", ""))
+            return [("checkout", {"item": buy["item"].strip(), "amount": amount})]
+        if "search" in tools:
+            parts = [part.strip() for part in text.split(";")]
+            return [("search", {"query": part}) for part in parts if part]
+        return []
+
+    @staticmethod
+    def _retries(
+        messages: Sequence[BaseMessage],
+        step: Sequence[ToolMessage],
+        tools: dict[str, dict[str, Any]],
+    ) -> list[tuple[str, dict[str, Any]]]:
+        issued = {
+            call["id"]: call
+            for message in messages
+            if isinstance(message, AIMessage)
+            for call in message.tool_calls
+        }
+        retries = []
+        for message in step:
+            call = issued.get(message.tool_call_id)
+            if call and _is_transient(message) and call["name"] in tools:
+                retries.append((call["name"], dict(call["args"])))
+        return retries
+
+    @staticmethod
+    def _answer(messages: Sequence[BaseMessage], step: Sequence[ToolMessage]) -> str:
+        if not step:
+            start = turn_start(messages)
+            question = messages[start - 1].text if start else ""
+            return f"I could not look that up with a tool. You asked: {_summary(question)}"
+        parts = [f"{m.name}: {_summary(m.text)}" for m in step]
+        return "Here is what I found. " + " | ".join(parts)
+
+    def _result(self, messages: list[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
+        message = self.reply(messages, tools)
+        input_tokens = count_tokens_approximately(messages)
+        output_tokens = count_tokens_approximately([message])
+        message.usage_metadata = {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "total_tokens": input_tokens + output_tokens,
+        }
+        message.response_metadata = {"model_name": self.model_name, "model_provider": "offline"}
+        return message
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        message = self._result(messages, kwargs.get("tools") or [])
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        message = self._result(messages, kwargs.get("tools") or [])
+        words = re.findall(r"\S+\s*", message.text)
+        for word in words:
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=word))
+            if run_manager:
+                run_manager.on_llm_new_token(word, chunk=chunk)
+            yield chunk
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content="",
+                tool_call_chunks=[
+                    {
+                        "name": call["name"],
+                        "args": json.dumps(call["args"]),
+                        "id": call["id"],
+                        "index": i,
+                        "type": "tool_call_chunk",
+                    }
+                    for i, call in enumerate(message.tool_calls)
+                ],
+                usage_metadata=message.usage_metadata,
+                response_metadata=message.response_metadata,
+                chunk_position="last",
+            )
+        )
+
+
+@lru_cache(maxsize=32)
+def load_model(name: str) -> BaseChatModel:
+    """Return the chat model a context's ``model`` field names.
+
+    Args:
+        name: ``offline`` or a ``provider:model`` string for ``init_chat_model``.
+
+    Returns:
+        The model, cached per name.
+    """
+    if name == OFFLINE_MODEL:
+        return OfflineChatModel()
+    return init_chat_model(name)

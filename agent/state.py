@@ -1,0 +1,32 @@
+"""Graph state both graphs keep: the messages, plus the latest stop decision."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NotRequired, TypedDict
+
+from langchain.agents import AgentState
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+from agent.contract import StopDecision
+
+
+class InputState(TypedDict):
+    """What a client sends: ``{"messages": [...]}``."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    """The conversation; a new user message starts a new turn."""
+
+
+class State(InputState):
+    """The ``legacy`` graph's state."""
+
+    stop_decision: NotRequired[StopDecision | None]
+    """Decision of the latest tool step this turn; None when no tool ran. Checkpointed."""
+
+
+class StopState(AgentState[Any]):
+    """State the stop middleware adds to ``create_agent``'s state."""
+
+    stop_decision: NotRequired[StopDecision | None]
+    """Decision of the latest tool step this turn; None when no tool ran. Checkpointed."""

@@ -1,0 +1,70 @@
+"""The ``search`` tool: a knowledge base of LangGraph and LangChain concepts."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from langchain.tools import ToolRuntime
+from langchain_core.tools import tool
+
+from agent import contract
+from agent.context import Context, resolve
+from agent.tools.outcomes import draw_outcome
+
+TRANSIENT_MESSAGES = (
+    "Search backend timed out after 10s (HTTP 504). The request can be retried.",
+    "Search service temporarily unavailable (HTTP 503). Try again shortly.",
+)
+"""What the model reads after a retryable failure."""
+
+NO_MATCH_MESSAGE = (
+    "No page in the knowledge base covers this query. Rephrasing will not help: the index "
+    "has no topic that overlaps it."
+)
+"""The dead end: nothing matches, so retrying is waste."""
+
+UNAVAILABLE_MESSAGE = (
+    "The knowledge base rejected this query permanently (index offline for maintenance). "
+    "It will not answer today."
+)
+"""A forced fatal outcome."""
+
+
+@cache
+def knowledge_base() -> dict[str, dict[str, Any]]:
+    """Load the shipped knowledge base, topic name -> page."""
+    data = resources.files("agent.tools").joinpath("data/knowledge_base.json").read_text("utf-8")
+    topics: dict[str, dict[str, Any]] = json.loads(data)["topics"]
+    return topics
+
+
+def lookup(query: str) -> str | None:
+    """Return the topic a query names, the longest match first, or None."""
+    lowered = query.lower()
+    hits = [topic for topic in knowledge_base() if topic in lowered]
+    return max(hits, key=len) if hits else None
+
+
+@tool(response_format="content_and_artifact")
+def search(query: str, runtime: ToolRuntime[Context]) -> tuple[str, dict[str, Any]]:
+    """Search the LangGraph and LangChain knowledge base for a concept.
+
+    Args:
+        query: What to look up, naming the concept (for example "checkpointer").
+        runtime: Injected by the tool node; the model never sees it.
+    """
+    context = resolve(runtime.context)
+    outcome, attempt = draw_outcome(context, runtime.state, runtime.tool_call_id, query)
+    if outcome == "retryable":
+        message = TRANSIENT_MESSAGES[attempt % len(TRANSIENT_MESSAGES)]
+        return message, contract.transient(attempt=attempt, status=503)
+    if outcome == "fatal":
+        return UNAVAILABLE_MESSAGE, contract.fatal(attempt=attempt, cause="unavailable")
+    topic = lookup(query)
+    if topic is None:
+        return NO_MATCH_MESSAGE, contract.fatal(attempt=attempt, cause="no_match")
+    page = json.dumps(knowledge_base()[topic], indent=2)
+    return page, contract.completed(attempt=attempt, topic=topic, chars=len(page))

@@ -1,0 +1,591 @@
+"""A loopback stand-in for the LangSmith ingest API, for tests.
+
+`LangSmithCollector` is a tiny stdlib HTTP server (``ThreadingHTTPServer`` on
+``127.0.0.1``, a free port, a daemon thread) that speaks just enough of the LangSmith
+API for the real ``langsmith`` client to trace into it and for tests to inspect what
+arrived::
+
+    with LangSmithCollector() as collector:
+        monkeypatch.setenv("LANGSMITH_ENDPOINT", collector.url)
+        ...  # or langsmith.Client(api_url=collector.url, api_key="dummy")
+        client.flush()
+        [root] = collector.roots()
+
+Protocol notes (checked against ``langsmith`` 0.15.1):
+
+* The client fetches ``GET /info`` once per ``Client`` and reads
+  ``batch_ingest_config``. Its tracing thread indexes ``size_limit``,
+  ``scale_up_nthreads_limit`` and ``scale_up_qsize_trigger`` directly, so all of them
+  are served. ``use_multipart_endpoint`` picks ``/runs/multipart`` (true) or
+  ``/runs/batch`` (false). zstd compression is used only when
+  ``instance_flags.zstd_compression_enabled`` is true *and*
+  ``LANGSMITH_DISABLE_RUN_COMPRESSION`` is unset, so this collector reports that flag
+  as false and never receives zstd from a well-behaved client.
+* ``POST /runs/multipart``: ``multipart/form-data`` (random hex boundary in the
+  ``Content-Type``, every part ``application/json`` with its own ``Content-Length``).
+  A run arrives as a part ``post.<id>`` or ``patch.<id>`` holding the run minus its
+  large fields, followed by one part per present large field:
+  ``<op>.<id>.inputs|outputs|events|extra|error|serialized``. Attachments come as
+  ``attachment.<id>.<name>`` and feedback as ``feedback.<id>``. A post and a patch of
+  the same run queued in the same batch are combined client-side into one post.
+* ``POST /runs/batch``: ``{"post": [run, ...], "patch": [run, ...]}`` with every field
+  inline.
+* ``POST /runs`` and ``PATCH /runs/<id>``: single runs, used when the client has no
+  background tracing queue.
+* Patches carry the whole ``extra`` again (including ``extra.metadata``) and, by
+  default, *no* ``inputs`` (``LANGSMITH_EXCLUDE_INPUTS_ON_PATCH`` defaults to true).
+
+Merging: ``runs`` maps a run id to a dict. A post creates it, a patch updates it,
+``extra`` is merged key by key with ``extra.metadata`` merged dict-wise (a patch never
+drops metadata a post carried), and a ``None`` never overwrites a value already set.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from email.message import Message
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["LangSmithCollector", "RecordedRequest"]
+
+_DEFAULT_SIZE_LIMIT = 100
+_DEFAULT_SIZE_LIMIT_BYTES = 20_971_520
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One HTTP request as the collector received it.
+
+    Attributes:
+        method: The HTTP method, e.g. ``"POST"``.
+        path: The request path without the query string.
+        headers: The request headers with lower-cased names (last value wins for
+            repeated names).
+        body: The request body after any gzip content-encoding was removed.
+    """
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class _Response:
+    status: int
+    payload: Any
+
+
+class _MultipartError(ValueError):
+    """Raised when a multipart body cannot be parsed."""
+
+
+def _parse_header_params(header_name: str, value: str) -> Message:
+    message = Message()
+    message[header_name] = value
+    return message
+
+
+def _parse_multipart(content_type: str, body: bytes) -> list[tuple[str, str, bytes]]:
+    """Split a ``multipart/form-data`` body into ``(name, content_type, data)`` parts.
+
+    Args:
+        content_type: The request's ``Content-Type`` header (must carry a boundary).
+        body: The complete request body.
+
+    Returns:
+        The parts in order.
+
+    Raises:
+        _MultipartError: If the content type has no boundary or a part has no name.
+    """
+    boundary = _parse_header_params("Content-Type", content_type).get_boundary()
+    if not boundary:
+        raise _MultipartError(f"no boundary in Content-Type {content_type!r}")
+    delimiter = b"\r\n--" + boundary.encode("latin-1")
+    segments = (b"\r\n" + body).split(delimiter)
+    parts: list[tuple[str, str, bytes]] = []
+    for segment in segments[1:]:
+        if segment.startswith(b"--"):
+            break  # close delimiter; anything after it is epilogue
+        # Skip transport padding up to the CRLF that ends the delimiter line.
+        _, _, segment = segment.partition(b"\r\n")
+        raw_headers, sep, data = segment.partition(b"\r\n\r\n")
+        if not sep:
+            raise _MultipartError("multipart part without a header/body separator")
+        headers = Message()
+        for line in raw_headers.decode("latin-1").split("\r\n"):
+            if ":" in line:
+                key, _, value = line.partition(":")
+                headers[key.strip()] = value.strip()
+        disposition = headers.get("Content-Disposition")
+        name = (
+            _parse_header_params("Content-Disposition", disposition).get_param(
+                "name", header="content-disposition"
+            )
+            if disposition
+            else None
+        )
+        if not isinstance(name, str) or not name:
+            raise _MultipartError("multipart part without a name")
+        parts.append((name, headers.get("Content-Type", "application/octet-stream"), data))
+    return parts
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, collector: LangSmithCollector) -> None:
+        self.collector = collector
+        self.open_sockets: set[socket.socket] = set()
+        self.sockets_lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+    # Idle keep-alive connections are dropped after this many seconds.
+    timeout = 30
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server.sockets_lock:
+            self.server.open_sockets.add(self.connection)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            with self.server.sockets_lock:
+                self.server.open_sockets.discard(self.connection)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        """Silence the default stderr access log."""
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._handle("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._handle("POST")
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        self._handle("PATCH")
+
+    def do_PUT(self) -> None:  # noqa: N802
+        self._handle("PUT")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._handle("DELETE")
+
+    def _read_body(self) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            chunks: list[bytes] = []
+            while True:
+                size_line = self.rfile.readline()
+                size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass  # trailers
+                    return b"".join(chunks)
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()  # CRLF after each chunk
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _handle(self, method: str) -> None:
+        body = self._read_body()
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        path = urlsplit(self.path).path
+        response = self.server.collector._dispatch(method, path, headers, body)
+        data = json.dumps(response.payload).encode()
+        self.send_response(response.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if method != "HEAD":
+            self.wfile.write(data)
+
+
+class LangSmithCollector:
+    """Loopback LangSmith ingest server that records and merges traced runs.
+
+    Use as a context manager; ``url`` is valid between enter and exit. All state is
+    guarded by one lock; read it through `runs_snapshot`, `find`, `roots` or
+    `wait_for` while the tracer may still be sending.
+
+    Attributes:
+        multipart: What ``GET /info`` reports as ``use_multipart_endpoint``. Each
+            ``langsmith.Client`` reads ``/info`` once, so set it before creating one.
+        size_limit: ``batch_ingest_config.size_limit`` (max runs per batch).
+        size_limit_bytes: ``batch_ingest_config.size_limit_bytes``.
+        runs: Merged runs keyed by run id (string). Prefer `runs_snapshot`.
+        run_traffic: Every request body sent to a ``/runs*`` path, in arrival order,
+            exactly as sent (after removing gzip encoding, if any).
+        other_traffic: Every other request body (``/info``, ``/v1/metadata/submit``,
+            ...), in arrival order.
+        requests_log: Every request (method, path, headers, body) in arrival order.
+        attachments: ``attachment.<run_id>.<name>`` parts, as
+            ``{run_id: {name: (content_type, data)}}``.
+        feedback: Parsed ``feedback.<id>`` parts, in arrival order.
+        errors: Human-readable descriptions of requests the collector rejected or
+            could not parse (empty in a healthy test).
+    """
+
+    def __init__(
+        self,
+        multipart: bool = True,
+        *,
+        size_limit: int = _DEFAULT_SIZE_LIMIT,
+        size_limit_bytes: int = _DEFAULT_SIZE_LIMIT_BYTES,
+    ) -> None:
+        """Create a collector; it starts serving on `start` or ``with``.
+
+        Args:
+            multipart: Whether ``/info`` tells clients to use ``/runs/multipart``
+                (``True``) or ``/runs/batch`` (``False``).
+            size_limit: Maximum number of run operations per batch the client may send.
+            size_limit_bytes: Maximum batch size in bytes the client may send.
+        """
+        self.multipart = multipart
+        self.size_limit = size_limit
+        self.size_limit_bytes = size_limit_bytes
+        self.runs: dict[str, dict[str, Any]] = {}
+        self.run_traffic: list[bytes] = []
+        self.other_traffic: list[bytes] = []
+        self.requests_log: list[RecordedRequest] = []
+        self.attachments: dict[str, dict[str, tuple[str, bytes]]] = {}
+        self.feedback: list[dict[str, Any]] = []
+        self.errors: list[str] = []
+        self._cond = threading.Condition()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def url(self) -> str:
+        """The base URL, e.g. ``"http://127.0.0.1:54321"`` (no trailing slash).
+
+        Raises:
+            RuntimeError: If the server is not running.
+        """
+        if self._server is None:
+            raise RuntimeError("LangSmithCollector is not running")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def env(self, api_key: str = "dummy") -> dict[str, str]:
+        """Environment variables that point a ``langsmith`` client at this collector.
+
+        Args:
+            api_key: The dummy API key to configure.
+
+        Returns:
+            ``LANGSMITH_ENDPOINT``, ``LANGSMITH_API_KEY``, ``LANGSMITH_TRACING`` and
+            ``LANGSMITH_DISABLE_RUN_COMPRESSION``.
+        """
+        return {
+            "LANGSMITH_ENDPOINT": self.url,
+            "LANGSMITH_API_KEY": api_key,
+            "LANGSMITH_TRACING": "true",
+            "LANGSMITH_DISABLE_RUN_COMPRESSION": "true",
+        }
+
+    def start(self) -> LangSmithCollector:
+        """Bind 127.0.0.1 on a free port and serve in a daemon thread.
+
+        Returns:
+            This collector.
+
+        Raises:
+            RuntimeError: If it is already running.
+        """
+        if self._server is not None:
+            raise RuntimeError("LangSmithCollector is already running")
+        server = _Server(self)
+        thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"LangSmithCollector:{server.server_address[1]}",
+            daemon=True,
+        )
+        thread.start()
+        self._server, self._thread = server, thread
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, drop open connections and release the port. Idempotent."""
+        server, thread = self._server, self._thread
+        if server is None:
+            return
+        server.shutdown()
+        with server.sockets_lock:
+            open_sockets = list(server.open_sockets)
+        for sock in open_sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        server.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> LangSmithCollector:
+        """Start the server.
+
+        Returns:
+            This collector.
+        """
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Stop the server."""
+        self.stop()
+
+    # ------------------------------------------------------------------ queries
+
+    def runs_snapshot(self) -> dict[str, dict[str, Any]]:
+        """Return a deep copy of the merged runs, keyed by run id.
+
+        Returns:
+            The runs received so far.
+        """
+        with self._cond:
+            return copy.deepcopy(self.runs)
+
+    def wait_for(
+        self,
+        predicate: Callable[[dict[str, dict[str, Any]]], bool],
+        timeout: float = 10.0,
+    ) -> dict[str, dict[str, Any]]:
+        """Block until ``predicate(runs_snapshot())`` is true.
+
+        The predicate is re-evaluated whenever the collector ingests something (and at
+        least every 50 ms).
+
+        Args:
+            predicate: Called with a deep copy of the runs.
+            timeout: Seconds to wait before giving up.
+
+        Returns:
+            The snapshot that satisfied the predicate.
+
+        Raises:
+            TimeoutError: If the predicate is still false after ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                snapshot = copy.deepcopy(self.runs)
+                if predicate(snapshot):
+                    return snapshot
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    names = sorted(str(run.get("name")) for run in snapshot.values())
+                    raise TimeoutError(
+                        f"condition not met within {timeout}s; {len(snapshot)} runs: {names}; "
+                        f"errors: {self.errors}"
+                    )
+                self._cond.wait(min(remaining, 0.05))
+
+    def find(self, name: str | None = None, **metadata_filters: Any) -> list[dict[str, Any]]:
+        """Return runs by name and/or ``extra.metadata`` values, in trace order.
+
+        Args:
+            name: If given, only runs with exactly this name.
+            **metadata_filters: Each ``key=value`` requires
+                ``run["extra"]["metadata"][key] == value``.
+
+        Returns:
+            Deep copies of the matching runs, sorted by ``dotted_order`` (then
+            ``start_time``), so parents precede children and siblings are in start
+            order.
+        """
+        matches = []
+        for run in self.runs_snapshot().values():
+            if name is not None and run.get("name") != name:
+                continue
+            metadata = (run.get("extra") or {}).get("metadata") or {}
+            if all(
+                key in metadata and metadata[key] == value
+                for key, value in metadata_filters.items()
+            ):
+                matches.append(run)
+        return sorted(matches, key=_trace_order)
+
+    def roots(self) -> list[dict[str, Any]]:
+        """Return the runs without a ``parent_run_id``, in trace order.
+
+        Returns:
+            Deep copies of the root runs.
+        """
+        return sorted(
+            (run for run in self.runs_snapshot().values() if not run.get("parent_run_id")),
+            key=_trace_order,
+        )
+
+    def clear(self) -> None:
+        """Forget all runs, traffic, attachments, feedback and errors."""
+        with self._cond:
+            self.runs.clear()
+            self.run_traffic.clear()
+            self.other_traffic.clear()
+            self.requests_log.clear()
+            self.attachments.clear()
+            self.feedback.clear()
+            self.errors.clear()
+            self._cond.notify_all()
+
+    # ------------------------------------------------------------------ protocol
+
+    def _info(self) -> dict[str, Any]:
+        return {
+            "version": "0.20.0",
+            "license_expiration_time": None,
+            "batch_ingest_config": {
+                "use_multipart_endpoint": self.multipart,
+                "size_limit": self.size_limit,
+                "size_limit_bytes": self.size_limit_bytes,
+                "scale_up_qsize_trigger": 1000,
+                "scale_up_nthreads_limit": 16,
+                "scale_down_nempty_trigger": 4,
+            },
+            "instance_flags": {"zstd_compression_enabled": False},
+        }
+
+    def _dispatch(self, method: str, path: str, headers: dict[str, str], body: bytes) -> _Response:
+        # Tolerate an ``/api/v1`` prefix in the endpoint (as in https://.../api/v1).
+        for prefix in ("/api/v1", "/api"):
+            if path == prefix or path.startswith(prefix + "/"):
+                path = path[len(prefix) :] or "/"
+                break
+        encoding = headers.get("content-encoding", "").strip().lower()
+        is_run_path = path == "/runs" or path.startswith("/runs/")
+        rejection: str | None = None
+        if encoding == "gzip":
+            try:
+                body = gzip.decompress(body)
+            except OSError as exc:
+                rejection = f"{method} {path}: bad gzip body: {exc}"
+        elif encoding not in ("", "identity"):
+            rejection = (
+                f"{method} {path}: Content-Encoding {encoding!r} is not supported by "
+                "LangSmithCollector; set LANGSMITH_DISABLE_RUN_COMPRESSION=true"
+            )
+        with self._cond:
+            self.requests_log.append(RecordedRequest(method, path, dict(headers), body))
+            (self.run_traffic if is_run_path else self.other_traffic).append(body)
+            if rejection is not None:
+                self.errors.append(rejection)
+                self._cond.notify_all()
+                return _Response(415, {"detail": rejection})
+            try:
+                response = self._route(method, path, headers, body)
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                message = f"{method} {path}: {type(exc).__name__}: {exc}"
+                self.errors.append(message)
+                response = _Response(422, {"detail": message})
+            self._cond.notify_all()
+            return response
+
+    def _route(self, method: str, path: str, headers: dict[str, str], body: bytes) -> _Response:
+        if method == "GET":
+            if path == "/info":
+                return _Response(200, self._info())
+            return _Response(404, {"detail": "Not Found"})
+        if method == "POST" and path == "/runs/multipart":
+            self._ingest_multipart(headers.get("content-type", ""), body)
+            return _Response(202, {})
+        if method == "POST" and path == "/runs/batch":
+            batch = json.loads(body)
+            for run in batch.get("post") or []:
+                self._apply("post", str(run["id"]), run)
+            for run in batch.get("patch") or []:
+                self._apply("patch", str(run["id"]), run)
+            return _Response(202, {})
+        if method == "POST" and path == "/runs":
+            run = json.loads(body)
+            self._apply("post", str(run["id"]), run)
+            return _Response(202, {})
+        if method == "PATCH" and path.startswith("/runs/") and path.count("/") == 2:
+            run_id = path.rsplit("/", 1)[1]
+            self._apply("patch", run_id, json.loads(body) if body else {})
+            return _Response(200, {})
+        # /v1/metadata/submit and anything else: accept and record only.
+        return _Response(200, {})
+
+    def _ingest_multipart(self, content_type: str, body: bytes) -> None:
+        for name, part_type, data in _parse_multipart(content_type, body):
+            kind, _, rest = name.partition(".")
+            if kind in ("post", "patch"):
+                run_id, _, field = rest.partition(".")
+                value = json.loads(data)
+                if field:
+                    self._apply(kind, run_id, {field: value}, strict_none=True)
+                else:
+                    self._apply(kind, run_id, value)
+            elif kind == "attachment":
+                run_id, _, attachment_name = rest.partition(".")
+                self.attachments.setdefault(run_id, {})[attachment_name] = (part_type, data)
+            elif kind == "feedback":
+                self.feedback.append(json.loads(data))
+            else:
+                self.errors.append(f"POST /runs/multipart: unexpected part {name!r}")
+
+    def _apply(
+        self, op: str, run_id: str, payload: dict[str, Any], *, strict_none: bool = False
+    ) -> None:
+        """Merge one post/patch payload into ``runs[run_id]``.
+
+        Args:
+            op: ``"post"`` or ``"patch"`` (both merge the same way).
+            run_id: The run id.
+            payload: Fields to merge.
+            strict_none: Whether an explicit ``None`` may overwrite a set value (a
+                dedicated multipart field part is authoritative).
+        """
+        if not isinstance(payload, dict):
+            raise TypeError(f"{op}.{run_id}: expected a JSON object, got {type(payload)}")
+        run = self.runs.setdefault(run_id, {"id": run_id})
+        for key, value in payload.items():
+            if key == "id":
+                continue
+            if value is None and not strict_none and run.get(key) is not None:
+                continue
+            if key == "extra" and isinstance(value, dict):
+                run["extra"] = _merge_extra(run.get("extra"), value)
+            else:
+                run[key] = value
+
+
+def _merge_extra(current: Any, update: dict[str, Any]) -> dict[str, Any]:
+    merged: dict[str, Any] = dict(current) if isinstance(current, dict) else {}
+    for key, value in update.items():
+        if key == "metadata" and isinstance(value, dict):
+            old = merged.get("metadata")
+            merged["metadata"] = {**(old if isinstance(old, dict) else {}), **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def _trace_order(run: dict[str, Any]) -> tuple[str, str]:
+    return (str(run.get("dotted_order") or ""), str(run.get("start_time") or ""))

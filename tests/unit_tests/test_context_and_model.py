@@ -1,0 +1,110 @@
+"""Context validation and the offline model."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
+from pydantic import ValidationError
+
+from agent.context import GROQ_DEFAULT_MODEL, Context, default_model
+from agent.contract import transient
+from agent.models import OfflineChatModel
+from agent.tools import TOOLS
+from tests.unit_tests.conftest import build, run
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("stop_mode", "bogus"),
+        ("parallel_policy", "most"),
+        ("force_outcome", "maybe"),
+        ("force_outcome", []),
+        ("force_outcome", ["success", "nope"]),
+        ("max_retries", -1),
+        ("spend_cap", -5),
+        ("model", "gpt4"),
+        ("temperature", 0.2),
+    ],
+)
+def test_bad_context_names_the_field(field: str, value: object) -> None:
+    with pytest.raises(ValidationError) as info:
+        Context.model_validate({field: value})
+    assert field in str(info.value)
+
+
+async def test_bad_context_fails_the_run(graph_name: str) -> None:
+    with pytest.raises(ValidationError, match="stop_mode"):
+        await run(build(graph_name), "checkpointer", {"stop_mode": "bogus"})
+
+
+def test_default_model_follows_groq_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    assert default_model() == "offline" == Context().model
+    monkeypatch.setenv("GROQ_API_KEY", "dummy")
+    assert Context().model == GROQ_DEFAULT_MODEL
+
+
+def test_outcome_list_repeats_last() -> None:
+    context = Context(force_outcome=["retryable", "success"])
+    assert [context.outcome_for(i) for i in range(4)] == [
+        "retryable", "success", "success", "success"]
+    assert Context(force_outcome="fatal").outcome_for(9) == "fatal"
+    assert Context().outcome_for(0) is None
+
+
+def bound() -> object:
+    return OfflineChatModel().bind_tools(TOOLS)
+
+
+def test_offline_model_plans_calls() -> None:
+    model = OfflineChatModel().bind_tools(TOOLS)
+    reply = model.invoke([HumanMessage("checkpointer; streaming ;")])
+    assert [c["args"] for c in reply.tool_calls] == [
+        {"query": "checkpointer"}, {"query": "streaming"}]
+    assert reply.usage_metadata is not None and reply.usage_metadata["input_tokens"] > 0
+    assert reply.response_metadata["model_name"] == "offline"
+    buy = model.invoke([HumanMessage("Please buy a red chair for $1,250.50")])
+    assert buy.tool_calls[0]["name"] == "checkout"
+    assert buy.tool_calls[0]["args"] == {"item": "a red chair", "amount": 1250.5}
+
+
+def test_offline_model_retries_transient_and_answers_otherwise() -> None:
+    model = OfflineChatModel().bind_tools(TOOLS)
+    call = {"name": "search", "args": {"query": "store"}, "id": "c1", "type": "tool_call"}
+    history = [HumanMessage("store"), AIMessage("", tool_calls=[call]),
+               ToolMessage("503", tool_call_id="c1", name="search", artifact=transient())]
+    retry = model.invoke(history)
+    assert retry.tool_calls[0]["args"] == {"query": "store"}
+    assert retry.tool_calls[0]["id"] != "c1"
+    history[-1] = ToolMessage('{"title": "Store", "summary": "Long-term memory."}',
+                              tool_call_id="c1", name="search")
+    answer = model.invoke(history)
+    assert not answer.tool_calls
+    assert "Store: Long-term memory." in answer.text
+    # No tools bound: always prose.
+    assert not OfflineChatModel().invoke([HumanMessage("store")]).tool_calls
+
+
+def test_offline_model_streams_tool_calls() -> None:
+    model = OfflineChatModel().bind_tools(TOOLS)
+    chunks = list(model.stream([HumanMessage("checkpointer; store")]))
+    total = chunks[0]
+    for chunk in chunks[1:]:
+        total += chunk
+    assert isinstance(total, AIMessageChunk)
+    assert [c["args"]["query"] for c in total.tool_calls] == ["checkpointer", "store"]
+    assert total.usage_metadata is not None
+    history = [HumanMessage("hi"), AIMessage("Here is a long answer with words")]
+    words = list(OfflineChatModel().stream(history))
+    assert len(words) > 2
+
+
+async def test_one_model_serves_many_threads_independently(graph_name: str) -> None:
+    graph = build(graph_name)
+    first = await run(graph, "store", {"force_outcome": "success"}, thread_id="x")
+    second = await run(graph, "store", {"force_outcome": "fatal"}, thread_id="y")
+    again = await run(graph, "store", {"force_outcome": "success"}, thread_id="z")
+    assert first.decision is not None and second.decision is not None
+    assert (first.decision["rule"], second.decision["rule"]) == ("completed", "fatal")
+    assert again.answer.content == first.answer.content

@@ -1,0 +1,168 @@
+"""The artifact contract and decide(), on hand-built message lists."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from agent import contract
+from agent.context import Context
+from agent.contract import InvalidArtifactError, decide, parse_artifact
+
+
+def step(*results: tuple[str, Any] | tuple[str, Any, str], history: int = 0) -> list[BaseMessage]:
+    """A user message, one AIMessage with len(results) calls, then their ToolMessages."""
+    calls = [
+        {"name": "search", "args": {"query": f"q{i}"}, "id": f"c{i}", "type": "tool_call"}
+        for i in range(len(results))
+    ]
+    messages: list[BaseMessage] = [HumanMessage("hi")]
+    for h in range(history):  # earlier transient steps this turn
+        messages.append(
+            AIMessage("", tool_calls=[{"name": "search", "args": {}, "id": f"h{h}",
+                                       "type": "tool_call"}])
+        )
+        messages.append(ToolMessage("timeout", tool_call_id=f"h{h}", name="search",
+                                    artifact=contract.transient()))
+    messages.append(AIMessage("", tool_calls=calls))
+    for i, result in enumerate(results):
+        content, artifact = result[0], result[1]
+        status = result[2] if len(result) > 2 else "success"  # type: ignore[misc]
+        messages.append(ToolMessage(content, tool_call_id=f"c{i}", name="search",
+                                    artifact=artifact, status=status))
+    return messages
+
+
+def ctx(**fields: Any) -> Context:
+    return Context(model="offline", **fields)
+
+
+def test_builders_cover_the_vocabulary() -> None:
+    assert contract.completed(topic="store") == {"stop": True, "reason": "completed",
+                                                 "topic": "store"}
+    assert contract.transient() == {"stop": False, "reason": "transient"}
+    assert contract.fatal()["stop"] is True
+    assert contract.policy_block()["reason"] == "policy_block"
+    with pytest.raises(InvalidArtifactError, match="reserved"):
+        contract.completed(stop=False)
+    with pytest.raises(InvalidArtifactError, match="scalar"):
+        contract.completed(extra=[1, 2])  # type: ignore[arg-type]
+
+
+INVALID = [
+    pytest.param("stop", id="not-a-dict"),
+    pytest.param(["stop", True], id="list"),
+    pytest.param({"reason": "completed"}, id="missing-stop"),
+    pytest.param({"stop": True}, id="missing-reason"),
+    pytest.param({"stop": "false", "reason": "completed"}, id="stop-string-false"),
+    pytest.param({"stop": "true", "reason": "completed"}, id="stop-string-true"),
+    pytest.param({"stop": 1, "reason": "completed"}, id="stop-int"),
+    pytest.param({"stop": True, "reason": "done"}, id="unknown-reason"),
+    pytest.param({"stop": True, "reason": None}, id="reason-none"),
+    pytest.param({"stop": True, "reason": "transient"}, id="stop-contradicts-reason"),
+    pytest.param({"stop": True, "reason": "completed", "blob": {"a": 1}}, id="nested-field"),
+    pytest.param({"stop": True, "reason": "completed", "blob": "x" * 500}, id="huge-field"),
+]
+
+
+@pytest.mark.parametrize("artifact", INVALID)
+def test_invalid_artifacts_continue_and_warn_without_content(
+    artifact: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    with pytest.raises(InvalidArtifactError):
+        parse_artifact(artifact)
+    secret = "SECRET-CONTENT-4242"
+    with caplog.at_level(logging.WARNING, logger="agent.contract"):
+        decision = decide(step((secret, artifact)), ctx())
+    assert decision == {"action": "continue", "rule": "invalid_artifact", "reason": None,
+                        "tool": "search", "tool_call_id": "c0"}
+    assert "invalid artifact" in caplog.text
+    assert secret not in caplog.text
+    assert "'false'" not in caplog.text  # types, never values
+
+
+def test_missing_artifact_continues() -> None:
+    assert decide(step(("text", None)), ctx())["rule"] == "no_artifact"
+
+
+def test_tool_error_continues_unless_fatal_artifact() -> None:
+    assert decide(step(("boom", None, "error")), ctx())["rule"] == "tool_error"
+    # A success artifact on an error message never ends the run as a success.
+    decision = decide(step(("boom", contract.completed(), "error")), ctx())
+    assert (decision["action"], decision["rule"]) == ("continue", "tool_error")
+    decision = decide(step(("declined", contract.fatal(), "error")), ctx())
+    assert (decision["action"], decision["rule"]) == ("stop", "fatal")
+
+
+@pytest.mark.parametrize(
+    ("policy", "reasons", "expected"),
+    [
+        ("priority", ["completed", "fatal"], ("stop", "fatal", "c1")),
+        ("priority", ["fatal", "policy_block", "completed"], ("stop", "policy_block", "c1")),
+        ("priority", ["completed", "completed"], ("stop", "completed", "c0")),
+        ("priority", ["transient", "completed"], ("stop", "completed", "c1")),
+        ("priority", ["transient", "transient"], ("continue", "transient", "c0")),
+        ("any", ["completed", "fatal"], ("stop", "completed", "c0")),
+        ("any", ["transient", "fatal", "completed"], ("stop", "fatal", "c1")),
+        ("all", ["completed", "fatal"], ("stop", "completed", "c0")),
+        ("all", ["completed", "transient"], ("continue", "transient", "c1")),
+    ],
+)
+def test_parallel_policies(policy: str, reasons: list[str], expected: tuple[str, ...]) -> None:
+    builders = {"completed": contract.completed, "fatal": contract.fatal,
+                "transient": contract.transient, "policy_block": contract.policy_block}
+    messages = step(*[(r, builders[r]()) for r in reasons])
+    decision = decide(messages, ctx(parallel_policy=policy))
+    assert (decision["action"], decision["rule"], decision["tool_call_id"]) == expected
+
+
+def test_call_order_not_finish_order() -> None:
+    messages = step(("a", contract.completed()), ("b", contract.fatal()))
+    # ToolMessages finished in reverse order: c1 arrived first.
+    messages[-2], messages[-1] = messages[-1], messages[-2]
+    assert decide(messages, ctx(parallel_policy="any"))["tool_call_id"] == "c0"
+    assert contract.final_text(decide(messages, ctx(parallel_policy="any")), messages) == "a"
+
+
+def test_stop_mode_never_continues_except_policy_block() -> None:
+    never = ctx(stop_mode="never")
+    for builder in (contract.completed, contract.fatal):
+        decision = decide(step(("x", builder())), never)
+        assert (decision["action"], decision["rule"]) == ("continue", "stop_mode_never")
+    decision = decide(step(("x", contract.policy_block())), never)
+    assert (decision["action"], decision["rule"]) == ("stop", "policy_block")
+
+
+@pytest.mark.parametrize("mode", ["hard", "polish", "never"])
+def test_retry_budget_reads_state_not_artifact(mode: str) -> None:
+    context = ctx(max_retries=2, stop_mode=mode)
+    assert decide(step(("t", contract.transient()), history=1), context)["rule"] == "transient"
+    decision = decide(step(("t", contract.transient()), history=2), context)
+    assert (decision["action"], decision["rule"]) == ("stop", "retry_budget")
+    assert contract.final_text(decision, step(("t", contract.transient()), history=2)) == (
+        contract.RETRY_BUDGET_MESSAGE
+    )
+    assert decide(step(("t", contract.transient()), history=2), ctx(max_retries=3))[
+        "action"] == "continue"
+
+
+def test_retry_budget_counts_since_last_user_message() -> None:
+    earlier = step(("t", contract.transient()), history=2)
+    messages = [*earlier, AIMessage("sorry"), *step(("t", contract.transient()))]
+    assert decide(messages, ctx(max_retries=2))["rule"] == "transient"
+
+
+def test_no_tool_step() -> None:
+    assert decide([HumanMessage("hi")], ctx())["action"] == "continue"
+    assert decide([], ctx())["rule"] == "no_tool_step"
+
+
+def test_hard_stop_by_mode() -> None:
+    stop = decide(step(("x", contract.completed())), ctx())
+    assert contract.is_hard_stop(stop, ctx(stop_mode="hard"))
+    assert not contract.is_hard_stop(stop, ctx(stop_mode="polish"))
+    blocked = decide(step(("x", contract.policy_block())), ctx())
+    assert contract.is_hard_stop(blocked, ctx(stop_mode="polish"))

@@ -1,0 +1,95 @@
+"""The forced-outcome matrix, in-process, over both graphs."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import ToolMessage
+
+from agent.contract import RETRY_BUDGET_MESSAGE, latest_tool_step
+from agent.policy import SPEND_CAP_MESSAGE
+from agent.scenarios import SCENARIOS, Scenario
+from tests.unit_tests.conftest import build, run
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+async def test_scenario(graph_name: str, scenario: Scenario) -> None:
+    observed = await run(build(graph_name), scenario.query, scenario.context)
+
+    assert observed.path == scenario.path(graph_name)
+    assert observed.model_calls == scenario.model_calls
+    decision = observed.decision
+    assert decision is not None
+    assert decision["action"] == scenario.action
+    assert decision["rule"] == scenario.rule
+    step = latest_tool_step(observed.messages)
+    assert decision["tool_call_id"] == step[scenario.chosen].tool_call_id
+    assert decision["tool"] == step[scenario.chosen].name
+    # One custom event per tool step, the last one equal to the checkpointed decision.
+    assert len(observed.events) == scenario.tool_steps
+    assert observed.events[-1] == {"stop_decision": decision}
+
+    answer = observed.answer
+    assert not answer.tool_calls
+    chosen = step[scenario.chosen]
+    if scenario.verbatim:
+        assert answer.content == chosen.content
+    elif scenario.rule == "retry_budget":
+        assert answer.content == RETRY_BUDGET_MESSAGE
+    else:
+        assert answer.content != chosen.content
+        assert answer.response_metadata["model_name"] == "offline"
+    if scenario.rule == "policy_block":
+        assert answer.content == SPEND_CAP_MESSAGE
+        assert chosen.artifact["reason"] == "policy_block"
+
+
+async def test_chosen_tool_is_not_the_last_message(graph_name: str) -> None:
+    """Prebuilt create_react_agent answers with messages[-1]; here the chosen call wins."""
+    observed = await run(
+        build(graph_name),
+        "checkpointer; streaming",
+        {"force_outcome": ["fatal", "success"], "parallel_policy": "priority"},
+    )
+    tool_messages = [m for m in observed.messages if isinstance(m, ToolMessage)]
+    assert [m.artifact["reason"] for m in tool_messages] == ["fatal", "completed"]
+    assert observed.answer.content == tool_messages[0].content
+    assert observed.answer.content != tool_messages[-1].content
+
+
+async def test_both_graphs_agree_on_every_scenario() -> None:
+    for scenario in SCENARIOS:
+        seen = []
+        for graph_name in ("legacy", "middleware"):
+            observed = await run(build(graph_name), scenario.query, scenario.context)
+            seen.append((observed.decision, observed.answer.content, observed.model_calls))
+        assert seen[0] == seen[1], scenario.name
+
+
+async def test_artifacts_stay_on_tool_messages_and_out_of_content(graph_name: str) -> None:
+    observed = await run(build(graph_name), "What is the store?", {"force_outcome": "success"})
+    tool_message = next(m for m in observed.messages if isinstance(m, ToolMessage))
+    assert tool_message.artifact["stop"] is True
+    assert tool_message.artifact["topic"] == "store"
+    assert '"stop"' not in tool_message.text
+    assert "Store" in tool_message.text
+
+
+async def test_second_turn_resets_decision_and_retry_budget(graph_name: str) -> None:
+    graph = build(graph_name)
+    context = {"force_outcome": ["retryable", "retryable", "success"], "max_retries": 2}
+    first = await run(graph, "checkpointer", context, thread_id="multi")
+    assert first.decision is not None and first.decision["rule"] == "completed"
+    # The second turn counts its calls and transient outcomes from zero again.
+    second = await run(graph, "streaming", context, thread_id="multi")
+    assert second.decision is not None and second.decision["rule"] == "completed"
+    assert second.model_calls == 3
+    third = await run(graph, "hello there", {"force_outcome": "success"}, thread_id="multi")
+    assert third.decision is not None  # search ran: the offline model searches anything
+    assert third.decision["rule"] == "fatal"  # nothing in the index matches
+
+
+async def test_seeded_outcomes_repeat(graph_name: str) -> None:
+    first = await run(build(graph_name), "subgraphs", {"seed": 7})
+    second = await run(build(graph_name), "subgraphs", {"seed": 7})
+    assert first.decision == second.decision
+    assert first.path == second.path

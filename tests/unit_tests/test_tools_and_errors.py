@@ -1,0 +1,122 @@
+"""Invalid artifacts, raising tools and the spend cap, through both graphs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import tool
+
+from agent.policy import SPEND_CAP_MESSAGE
+from agent.tools import TOOLS
+from agent.tools.search import knowledge_base, lookup
+from tests.unit_tests.conftest import build, run
+
+SECRET = "tool-content-secret-9d1c"
+
+
+def artifact_tool(name: str, artifact: Any) -> Any:
+    @tool(name, response_format="content_and_artifact")
+    def _tool(query: str) -> tuple[str, Any]:
+        """Return a fixed artifact."""
+        return f"{SECRET} for {query}", artifact
+
+    return _tool
+
+
+@tool
+def plain(query: str) -> str:
+    """A tool without an artifact."""
+    return f"plain result for {query}"
+
+
+@tool(response_format="content_and_artifact")
+def raiser(query: str) -> tuple[str, dict[str, Any]]:
+    """A tool that raises."""
+    raise RuntimeError(f"backend exploded with {SECRET}")
+
+
+@pytest.mark.parametrize(
+    "artifact",
+    [
+        "stop",
+        {"stop": "false", "reason": "completed"},
+        {"stop": True},
+        {"stop": True, "reason": "finished"},
+        {"reason": "completed"},
+    ],
+    ids=["string", "stop-string", "no-reason", "unknown-reason", "no-stop"],
+)
+async def test_invalid_artifact_goes_back_to_the_model(
+    graph_name: str, artifact: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    graph = build(graph_name, [*TOOLS, artifact_tool("weird", artifact)])
+    observed = await run(graph, "weird: anything")
+    assert observed.decision is not None
+    assert observed.decision["rule"] == "invalid_artifact"
+    assert observed.decision["action"] == "continue"
+    assert observed.model_calls == 2
+    assert SECRET not in caplog.text
+    assert "invalid artifact from tool 'weird'" in caplog.text
+
+
+async def test_missing_artifact_goes_back_to_the_model(graph_name: str) -> None:
+    observed = await run(build(graph_name, [*TOOLS, plain]), "plain: x")
+    assert observed.decision is not None and observed.decision["rule"] == "no_artifact"
+    assert observed.model_calls == 2
+
+
+async def test_raising_tool_never_ends_as_success(graph_name: str) -> None:
+    observed = await run(build(graph_name, [*TOOLS, raiser]), "raiser: x")
+    assert observed.decision is not None
+    assert (observed.decision["action"], observed.decision["rule"]) == ("continue", "tool_error")
+    tool_message = next(m for m in observed.messages if isinstance(m, ToolMessage))
+    assert tool_message.status == "error"
+    assert SECRET not in tool_message.text  # the exception's text is not echoed
+    assert "RuntimeError" in tool_message.text
+    assert observed.model_calls == 2
+
+
+async def test_spend_cap_runs_before_the_tool(graph_name: str) -> None:
+    calls: list[float] = []
+
+    @tool("checkout", response_format="content_and_artifact")
+    def spy_checkout(item: str, amount: float) -> tuple[str, dict[str, Any]]:
+        """Record the call; a real checkout would charge here."""
+        calls.append(amount)
+        return "charged", {"stop": True, "reason": "completed"}
+
+    graph = build(graph_name, [TOOLS[0], spy_checkout])
+    blocked = await run(graph, "buy a boat for 9000", {"spend_cap": 100}, thread_id="a")
+    assert calls == []
+    assert blocked.decision is not None and blocked.decision["rule"] == "policy_block"
+    assert blocked.answer.content == SPEND_CAP_MESSAGE
+    allowed = await run(graph, "buy a boat for 90", {"spend_cap": 100}, thread_id="b")
+    assert calls == [90.0]
+    assert allowed.decision is not None and allowed.decision["rule"] == "completed"
+
+
+async def test_policy_block_stops_even_in_never_and_polish(graph_name: str) -> None:
+    for mode in ("never", "polish"):
+        observed = await run(
+            build(graph_name), "buy a car for 20000", {"stop_mode": mode}, thread_id=mode
+        )
+        assert observed.decision is not None and observed.decision["rule"] == "policy_block"
+        assert observed.model_calls == 1
+        assert observed.answer.content == SPEND_CAP_MESSAGE
+
+
+def test_knowledge_base_shape() -> None:
+    topics = knowledge_base()
+    assert len(topics) >= 30
+    for name in ("checkpointer", "interrupts", "streaming", "middleware", "subgraphs", "store"):
+        assert name in topics
+    assert lookup("Tell me about STREAMING please") == "streaming"
+    assert lookup("quantum pastry recipes") is None
+
+
+async def test_checkout_receipt_is_customer_ready_html(graph_name: str) -> None:
+    observed = await run(build(graph_name), "buy a desk lamp for 40", {"force_outcome": "success"})
+    assert observed.answer.content.startswith('<div class="receipt">')
+    assert "$40.00" in observed.answer.content
