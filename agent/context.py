@@ -84,6 +84,18 @@ class Context(BaseModel):
         ),
     )
 
+    max_model_calls: int = Field(
+        default=6,
+        ge=1,
+        le=50,
+        description=(
+            "Model calls allowed per user message. A tool step that would send the run back "
+            "to the model past this cap stops it with rule 'model_call_limit' and a "
+            "user-safe message. Each model call with tools takes 2 graph steps in 'legacy' "
+            "and 3 in 'middleware': keep the run's recursion_limit above that (default 25)."
+        ),
+    )
+
     @field_validator("model")
     @classmethod
     def _check_model(cls, value: str) -> str:

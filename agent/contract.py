@@ -36,6 +36,7 @@ Rule = Literal[
     "tool_error",
     "no_artifact",
     "stop_mode_never",
+    "model_call_limit",
     "no_tool_step",
 ]
 """Public rule names: metadata, stream events and tests use them."""
@@ -43,6 +44,9 @@ Rule = Literal[
 RULES: tuple[str, ...] = get_args(Rule)
 
 STOPPING_REASONS: frozenset[str] = frozenset({"completed", "fatal", "policy_block"})
+
+ALWAYS_HARD: frozenset[str] = frozenset({"policy_block", "retry_budget", "model_call_limit"})
+"""Rules that end the run with their own text in every ``stop_mode``."""
 
 _PRIORITY: dict[str, int] = {"policy_block": 0, "fatal": 1, "completed": 2}
 """Among stops under ``parallel_policy="priority"``: lower wins."""
@@ -56,6 +60,12 @@ RETRY_BUDGET_MESSAGE = (
     "Please try again in a few minutes."
 )
 """The user-safe answer when the retry budget is spent."""
+
+MODEL_CALL_LIMIT_MESSAGE = (
+    "I could not finish this request within the allowed number of steps, so I stopped "
+    "here. Please narrow the question and try again."
+)
+"""The user-safe answer when the model-call cap ends a run."""
 
 
 class StopDecision(TypedDict):
@@ -259,6 +269,11 @@ def invocation_index(messages: Sequence[BaseMessage], tool_call_id: str) -> int:
     return ids.index(tool_call_id) if tool_call_id in ids else len(ids)
 
 
+def model_call_count(messages: Sequence[BaseMessage]) -> int:
+    """Count model calls (AIMessages) since the last user message."""
+    return sum(isinstance(m, AIMessage) for m in messages[turn_start(messages) :])
+
+
 def transient_count(messages: Sequence[BaseMessage]) -> int:
     """Count valid ``transient`` artifacts since the last user message."""
     count = 0
@@ -365,7 +380,8 @@ def decide(messages: Sequence[BaseMessage], context: Context) -> StopDecision:
        a policy block stops in every mode.
     4. A continue stops on ``retry_budget`` once more than ``context.max_retries``
        transient outcomes happened since the last user message (read from the state,
-       not from the artifact).
+       not from the artifact), and on ``model_call_limit`` once the model has been
+       called ``context.max_model_calls`` times since then. Both stop in every mode.
 
     Args:
         messages: The thread's messages, ending with the tool step.
@@ -379,22 +395,25 @@ def decide(messages: Sequence[BaseMessage], context: Context) -> StopDecision:
         return _decision("continue", "no_tool_step", None)
     chosen = _choose([_verdict(message) for message in step], context.parallel_policy)
     if chosen["stop"]:
-        if context.stop_mode == "never" and chosen["rule"] != "policy_block":
-            return _decision("continue", "stop_mode_never", chosen)
-        return _decision("stop", chosen["rule"], chosen)
+        if context.stop_mode != "never" or chosen["rule"] == "policy_block":
+            return _decision("stop", chosen["rule"], chosen)
+        going_on = _decision("continue", "stop_mode_never", chosen)
+    else:
+        going_on = _decision("continue", chosen["rule"], chosen)
+    # Bounds read from the state, not from any artifact: they hold in every mode.
     if transient_count(messages) > context.max_retries:
-        transient_messages = [v for v in map(_verdict, step) if v["rule"] == "transient"]
-        return _decision(
-            "stop", "retry_budget", (transient_messages or [chosen])[0], reason="transient"
-        )
-    return _decision("continue", chosen["rule"], chosen)
+        transients = [v for v in map(_verdict, step) if v["rule"] == "transient"]
+        return _decision("stop", "retry_budget", (transients or [chosen])[0], reason="transient")
+    if model_call_count(messages) >= context.max_model_calls:
+        return _decision("stop", "model_call_limit", chosen)
+    return going_on
 
 
 def final_text(decision: StopDecision, messages: Sequence[BaseMessage]) -> str:
     """Return the text a stopped run answers with.
 
-    The chosen tool's content verbatim, which is not always the last message; the
-    user-safe retry message when the retry budget stopped the run.
+    The chosen tool's content verbatim, which is not always the last message; a
+    user-safe message when the retry budget or the model-call cap stopped the run.
 
     Args:
         decision: A ``stop`` decision.
@@ -405,6 +424,8 @@ def final_text(decision: StopDecision, messages: Sequence[BaseMessage]) -> str:
     """
     if decision["rule"] == "retry_budget":
         return RETRY_BUDGET_MESSAGE
+    if decision["rule"] == "model_call_limit":
+        return MODEL_CALL_LIMIT_MESSAGE
     for message in reversed(messages):
         if isinstance(message, ToolMessage) and message.tool_call_id == decision["tool_call_id"]:
             return message.text
@@ -416,8 +437,9 @@ def is_hard_stop(decision: StopDecision, context: Context) -> bool:
     """Return True when a stop ends the run without another model call.
 
     ``polish`` rephrases completed and fatal answers with one more model call; a policy
-    block and a spent retry budget always end with their user-safe text.
+    block, a spent retry budget and the model-call cap always end with their user-safe
+    text.
     """
     if decision["action"] != "stop":
         return False
-    return context.stop_mode != "polish" or decision["rule"] in ("policy_block", "retry_budget")
+    return context.stop_mode != "polish" or decision["rule"] in ALWAYS_HARD

@@ -44,7 +44,7 @@ class Scenario:
     @property
     def verbatim(self) -> bool:
         """Whether the final answer is the chosen tool's content, verbatim."""
-        return self.ending == "finalize" and self.rule != "retry_budget"
+        return self.ending == "finalize" and self.rule not in ("retry_budget", "model_call_limit")
 
     def path(self, graph: str) -> list[str]:
         """Return the node path ``stream_mode="updates"`` shows for ``graph``."""
@@ -135,6 +135,23 @@ def _matrix() -> list[Scenario]:
                 tags=("parallel",),
             )
         )
+    rows.append(
+        Scenario(
+            name="model_call_cap-never",
+            query="How does a checkpointer work?",
+            context={
+                "force_outcome": "retryable",
+                "stop_mode": "never",
+                "max_retries": 50,
+                "max_model_calls": 4,
+            },
+            action="stop",
+            rule="model_call_limit",
+            tool_steps=4,
+            ending="finalize",
+            tags=("outcome",),
+        )
+    )
     rows.append(
         Scenario(
             name="checkout_within_cap-hard",

@@ -166,3 +166,14 @@ def test_hard_stop_by_mode() -> None:
     assert not contract.is_hard_stop(stop, ctx(stop_mode="polish"))
     blocked = decide(step(("x", contract.policy_block())), ctx())
     assert contract.is_hard_stop(blocked, ctx(stop_mode="polish"))
+
+
+def test_model_call_limit_bounds_the_loop() -> None:
+    messages = step(("t", contract.transient()), history=3)  # 4 model calls so far
+    decision = decide(messages, ctx(max_retries=50, max_model_calls=4))
+    assert (decision["action"], decision["rule"]) == ("stop", "model_call_limit")
+    assert contract.final_text(decision, messages) == contract.MODEL_CALL_LIMIT_MESSAGE
+    assert decide(messages, ctx(max_retries=50, max_model_calls=5))["action"] == "continue"
+    # A stop artifact still wins: the cap only replaces a continue.
+    assert decide(step(("x", contract.completed()), history=3),
+                  ctx(max_retries=50, max_model_calls=1))["rule"] == "completed"

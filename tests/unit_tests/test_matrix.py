@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import ToolMessage
 
-from agent.contract import RETRY_BUDGET_MESSAGE, latest_tool_step
+from agent.contract import MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE, latest_tool_step
 from agent.policy import SPEND_CAP_MESSAGE
 from agent.scenarios import SCENARIOS, Scenario
 from tests.unit_tests.conftest import build, run
@@ -35,6 +35,8 @@ async def test_scenario(graph_name: str, scenario: Scenario) -> None:
         assert answer.content == chosen.content
     elif scenario.rule == "retry_budget":
         assert answer.content == RETRY_BUDGET_MESSAGE
+    elif scenario.rule == "model_call_limit":
+        assert answer.content == MODEL_CALL_LIMIT_MESSAGE
     else:
         assert answer.content != chosen.content
         assert answer.response_metadata["model_name"] == "offline"
