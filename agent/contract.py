@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypedDict, get_args
+from typing import Any, Literal, get_args
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from typing_extensions import TypedDict
 
 from agent.context import Context
 

@@ -48,7 +48,11 @@ def test_default_model_follows_groq_key(monkeypatch: pytest.MonkeyPatch) -> None
 def test_outcome_list_repeats_last() -> None:
     context = Context(force_outcome=["retryable", "success"])
     assert [context.outcome_for(i) for i in range(4)] == [
-        "retryable", "success", "success", "success"]
+        "retryable",
+        "success",
+        "success",
+        "success",
+    ]
     assert Context(force_outcome="fatal").outcome_for(9) == "fatal"
     assert Context().outcome_for(0) is None
 
@@ -61,7 +65,9 @@ def test_offline_model_plans_calls() -> None:
     model = OfflineChatModel().bind_tools(TOOLS)
     reply = model.invoke([HumanMessage("checkpointer; streaming ;")])
     assert [c["args"] for c in reply.tool_calls] == [
-        {"query": "checkpointer"}, {"query": "streaming"}]
+        {"query": "checkpointer"},
+        {"query": "streaming"},
+    ]
     assert reply.usage_metadata is not None and reply.usage_metadata["input_tokens"] > 0
     assert reply.response_metadata["model_name"] == "offline"
     buy = model.invoke([HumanMessage("Please buy a red chair for $1,250.50")])
@@ -72,13 +78,17 @@ def test_offline_model_plans_calls() -> None:
 def test_offline_model_retries_transient_and_answers_otherwise() -> None:
     model = OfflineChatModel().bind_tools(TOOLS)
     call = {"name": "search", "args": {"query": "store"}, "id": "c1", "type": "tool_call"}
-    history = [HumanMessage("store"), AIMessage("", tool_calls=[call]),
-               ToolMessage("503", tool_call_id="c1", name="search", artifact=transient())]
+    history = [
+        HumanMessage("store"),
+        AIMessage("", tool_calls=[call]),
+        ToolMessage("503", tool_call_id="c1", name="search", artifact=transient()),
+    ]
     retry = model.invoke(history)
     assert retry.tool_calls[0]["args"] == {"query": "store"}
     assert retry.tool_calls[0]["id"] != "c1"
-    history[-1] = ToolMessage('{"title": "Store", "summary": "Long-term memory."}',
-                              tool_call_id="c1", name="search")
+    history[-1] = ToolMessage(
+        '{"title": "Store", "summary": "Long-term memory."}', tool_call_id="c1", name="search"
+    )
     answer = model.invoke(history)
     assert not answer.tool_calls
     assert "Store: Long-term memory." in answer.text

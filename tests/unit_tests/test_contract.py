@@ -22,17 +22,24 @@ def step(*results: tuple[str, Any] | tuple[str, Any, str], history: int = 0) -> 
     messages: list[BaseMessage] = [HumanMessage("hi")]
     for h in range(history):  # earlier transient steps this turn
         messages.append(
-            AIMessage("", tool_calls=[{"name": "search", "args": {}, "id": f"h{h}",
-                                       "type": "tool_call"}])
+            AIMessage(
+                "", tool_calls=[{"name": "search", "args": {}, "id": f"h{h}", "type": "tool_call"}]
+            )
         )
-        messages.append(ToolMessage("timeout", tool_call_id=f"h{h}", name="search",
-                                    artifact=contract.transient()))
+        messages.append(
+            ToolMessage(
+                "timeout", tool_call_id=f"h{h}", name="search", artifact=contract.transient()
+            )
+        )
     messages.append(AIMessage("", tool_calls=calls))
     for i, result in enumerate(results):
         content, artifact = result[0], result[1]
         status = result[2] if len(result) > 2 else "success"  # type: ignore[misc]
-        messages.append(ToolMessage(content, tool_call_id=f"c{i}", name="search",
-                                    artifact=artifact, status=status))
+        messages.append(
+            ToolMessage(
+                content, tool_call_id=f"c{i}", name="search", artifact=artifact, status=status
+            )
+        )
     return messages
 
 
@@ -41,8 +48,11 @@ def ctx(**fields: Any) -> Context:
 
 
 def test_builders_cover_the_vocabulary() -> None:
-    assert contract.completed(topic="store") == {"stop": True, "reason": "completed",
-                                                 "topic": "store"}
+    assert contract.completed(topic="store") == {
+        "stop": True,
+        "reason": "completed",
+        "topic": "store",
+    }
     assert contract.transient() == {"stop": False, "reason": "transient"}
     assert contract.fatal()["stop"] is True
     assert contract.policy_block()["reason"] == "policy_block"
@@ -77,8 +87,13 @@ def test_invalid_artifacts_continue_and_warn_without_content(
     secret = "SECRET-CONTENT-4242"
     with caplog.at_level(logging.WARNING, logger="agent.contract"):
         decision = decide(step((secret, artifact)), ctx())
-    assert decision == {"action": "continue", "rule": "invalid_artifact", "reason": None,
-                        "tool": "search", "tool_call_id": "c0"}
+    assert decision == {
+        "action": "continue",
+        "rule": "invalid_artifact",
+        "reason": None,
+        "tool": "search",
+        "tool_call_id": "c0",
+    }
     assert "invalid artifact" in caplog.text
     assert secret not in caplog.text
     assert "'false'" not in caplog.text  # types, never values
@@ -112,8 +127,12 @@ def test_tool_error_continues_unless_fatal_artifact() -> None:
     ],
 )
 def test_parallel_policies(policy: str, reasons: list[str], expected: tuple[str, ...]) -> None:
-    builders = {"completed": contract.completed, "fatal": contract.fatal,
-                "transient": contract.transient, "policy_block": contract.policy_block}
+    builders = {
+        "completed": contract.completed,
+        "fatal": contract.fatal,
+        "transient": contract.transient,
+        "policy_block": contract.policy_block,
+    }
     messages = step(*[(r, builders[r]()) for r in reasons])
     decision = decide(messages, ctx(parallel_policy=policy))
     assert (decision["action"], decision["rule"], decision["tool_call_id"]) == expected
@@ -145,8 +164,10 @@ def test_retry_budget_reads_state_not_artifact(mode: str) -> None:
     assert contract.final_text(decision, step(("t", contract.transient()), history=2)) == (
         contract.RETRY_BUDGET_MESSAGE
     )
-    assert decide(step(("t", contract.transient()), history=2), ctx(max_retries=3))[
-        "action"] == "continue"
+    assert (
+        decide(step(("t", contract.transient()), history=2), ctx(max_retries=3))["action"]
+        == "continue"
+    )
 
 
 def test_retry_budget_counts_since_last_user_message() -> None:
@@ -175,5 +196,9 @@ def test_model_call_limit_bounds_the_loop() -> None:
     assert contract.final_text(decision, messages) == contract.MODEL_CALL_LIMIT_MESSAGE
     assert decide(messages, ctx(max_retries=50, max_model_calls=5))["action"] == "continue"
     # A stop artifact still wins: the cap only replaces a continue.
-    assert decide(step(("x", contract.completed()), history=3),
-                  ctx(max_retries=50, max_model_calls=1))["rule"] == "completed"
+    assert (
+        decide(
+            step(("x", contract.completed()), history=3), ctx(max_retries=50, max_model_calls=1)
+        )["rule"]
+        == "completed"
+    )

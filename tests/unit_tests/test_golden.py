@@ -52,6 +52,9 @@ async def test_golden_transcript(graph_name: str, scenario: Scenario) -> None:
     assert path.exists(), f"missing golden transcript {path}; run with UPDATE_GOLDEN=1"
     expected = path.read_text("utf-8")
     if actual != expected:
-        diff = "".join(difflib.unified_diff(
-            expected.splitlines(True), actual.splitlines(True), str(path), "actual"))
+        diff = "".join(
+            difflib.unified_diff(
+                expected.splitlines(True), actual.splitlines(True), str(path), "actual"
+            )
+        )
         pytest.fail(f"transcript changed:\n{diff}")

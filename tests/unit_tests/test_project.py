@@ -55,7 +55,8 @@ def test_env_example_lists_every_variable_read() -> None:
 
 def test_ci_runs_make_test_only() -> None:
     lines = [
-        line for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        line
+        for line in (ROOT / ".ci" / "run").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     ]
     assert lines[-1] == "make test"
@@ -64,11 +65,21 @@ def test_ci_runs_make_test_only() -> None:
 def test_langgraph_dockerfile_builds(tmp_path: Path) -> None:
     out = tmp_path / "Dockerfile"
     result = subprocess.run(
-        [sys.executable, "-m", "langgraph_cli", "dockerfile", "-c", str(ROOT / "langgraph.json"),
-         str(out)],
-        capture_output=True, text=True, cwd=ROOT, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "langgraph_cli",
+            "dockerfile",
+            "-c",
+            str(ROOT / "langgraph.json"),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     text = out.read_text()
-    assert "/deps/main/agent/legacy.py:graph" in text
-    assert "/deps/main/agent/middleware.py:graph" in text
+    assert "agent.legacy:graph" in text
+    assert "agent.middleware:graph" in text
