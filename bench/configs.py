@@ -1,0 +1,151 @@
+"""The configurations the benchmark compares, each a compiled graph plus a stop mode.
+
+- ``legacy`` and ``middleware`` (the project's two graphs) under each ``stop_mode``;
+- ``create_agent``: stock ``langchain.agents.create_agent`` with the same tools and no
+  stop, policy or error middleware;
+- ``return_direct``: the prebuilt ``create_react_agent`` (deprecated, still shipped) with a
+  copy of ``search`` marked ``return_direct=True``, the static-flag way to stop.
+
+The overhead measurement adds ``stop_routing``: stock ``create_agent`` plus only the stop
+middleware, so its difference from ``create_agent`` is the stop routing alone.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain_core.tools import BaseTool
+
+from agent.context import Context, StopMode
+from agent.legacy import build_legacy
+from agent.middleware import StopOnArtifactMiddleware, build_middleware
+from agent.models import OfflineChatModel
+from agent.tools import TOOLS, checkout, search
+
+STOP_MODES: tuple[StopMode, ...] = ("hard", "polish", "never")
+
+
+@dataclass(frozen=True)
+class Config:
+    """One configuration: a graph, the stop mode its runs get, and how to read it."""
+
+    name: str
+    graph_id: str
+    """``legacy``, ``middleware``, or the baseline's name."""
+    stop_mode: StopMode | None
+    """Passed in the run context; None for baselines, which ignore it."""
+    description: str
+    graph: Any
+
+    @property
+    def verbatim(self) -> bool:
+        """Whether a correct stopped run must answer with the tool's content verbatim."""
+        return self.stop_mode == "hard"
+
+    def context(self, query_context: dict[str, Any]) -> dict[str, Any]:
+        """Return the run context for a query under this configuration."""
+        if self.stop_mode is None:
+            return dict(query_context)
+        return {**query_context, "stop_mode": self.stop_mode}
+
+
+def return_direct_search() -> BaseTool:
+    """Return a copy of ``search`` with ``return_direct=True``; the project's stays unset."""
+    return search.model_copy(update={"return_direct": True})
+
+
+def build_create_agent(tools: Sequence[BaseTool] = TOOLS) -> Any:
+    """Build stock ``create_agent`` with the offline model and no middleware.
+
+    ``context_schema=Context`` lets the tools read ``force_outcome`` from the run context.
+    """
+    return create_agent(OfflineChatModel(), list(tools), context_schema=Context)
+
+
+def build_stop_routing(tools: Sequence[BaseTool] = TOOLS) -> Any:
+    """Build stock ``create_agent`` plus only ``StopOnArtifactMiddleware``."""
+    return create_agent(
+        OfflineChatModel(),
+        list(tools),
+        middleware=[StopOnArtifactMiddleware()],
+        context_schema=Context,
+    )
+
+
+def build_return_direct() -> Any:
+    """Build the prebuilt ReAct agent with ``search`` as a static ``return_direct`` tool."""
+    from langgraph.prebuilt import create_react_agent
+
+    with warnings.catch_warnings():
+        # Deprecated since langgraph 1.0 in favour of create_agent; it is the baseline here.
+        warnings.simplefilter("ignore")
+        return create_react_agent(
+            OfflineChatModel(), [return_direct_search(), checkout], context_schema=Context
+        )
+
+
+def configurations() -> list[Config]:
+    """Return every configuration of the main comparison, in report order."""
+    configs: list[Config] = []
+    for graph_id, builder in (("legacy", build_legacy), ("middleware", build_middleware)):
+        graph = builder()
+        for mode in STOP_MODES:
+            configs.append(
+                Config(
+                    name=f"{graph_id}/{mode}",
+                    graph_id=graph_id,
+                    stop_mode=mode,
+                    description=f"the {graph_id} graph, stop_mode={mode}",
+                    graph=graph,
+                )
+            )
+    configs.append(
+        Config(
+            name="create_agent",
+            graph_id="create_agent",
+            stop_mode=None,
+            description="stock create_agent, same tools, no stop/policy middleware",
+            graph=build_create_agent(),
+        )
+    )
+    configs.append(
+        Config(
+            name="return_direct",
+            graph_id="return_direct",
+            stop_mode=None,
+            description="prebuilt create_react_agent, search has return_direct=True",
+            graph=build_return_direct(),
+        )
+    )
+    return configs
+
+
+def overhead_variants() -> list[Config]:
+    """Return the variants timed per tool step; all run ``stop_mode=never`` paths.
+
+    Under ``never`` a stop-capable graph takes exactly the stock loop's path (same model
+    calls, same tool steps) while still deciding after every step, so the time difference
+    is the routing, not fewer calls.
+    """
+    return [
+        Config("create_agent", "create_agent", None, "stock create_agent", build_create_agent()),
+        Config(
+            "stop_routing",
+            "stop_routing",
+            "never",
+            "create_agent + StopOnArtifactMiddleware only",
+            build_stop_routing(),
+        ),
+        Config(
+            "middleware",
+            "middleware",
+            "never",
+            "the middleware graph: model, spend-cap, tool-error and stop middleware",
+            build_middleware(),
+        ),
+        Config("legacy", "legacy", "never", "the hand-built legacy graph", build_legacy()),
+    ]

@@ -1,0 +1,163 @@
+"""Reading one finished run: model calls, tokens, and whether it ended correctly.
+
+Everything comes from the final state's messages. A model call is an ``AIMessage`` that
+carries ``usage_metadata`` (a hard stop's relayed answer carries none: no model made it);
+tokens are the sum of those ``usage_metadata`` records.
+
+Correctness is judged against the query's forced outcome, with these checks (only those
+that apply to the query count):
+
+- ``context``: every tool that ran returned the outcome the context forced, so the
+  configuration really passed the context to its tools;
+- ``retried``: every transient failure got another model turn;
+- ``content``: a run expected to end on a completed (or fatal) result answers with that
+  result's content, verbatim or quoted;
+- ``verbatim``: under ``stop_mode=hard``, the answer is that content, byte for byte;
+- ``no_retry``: a fatal result was not retried;
+- ``policy``: a checkout above the cap ends with the spend-cap message and no charge.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from agent.context import Context
+from agent.contract import invocation_index
+from agent.policy import SPEND_CAP_MESSAGE
+from bench.queries import Query
+
+_REASON_OF = {"success": "completed", "retryable": "transient", "fatal": "fatal"}
+_TAGS = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+FRAGMENT_CHARS = 60
+
+CHECKS: tuple[str, ...] = ("context", "retried", "content", "verbatim", "no_retry", "policy")
+
+
+@dataclass
+class RunRecord:
+    """What one run of one query under one configuration did."""
+
+    query_id: str
+    config: str
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+    tool_steps: int
+    tool_calls: int
+    answer: str
+    checks: dict[str, bool] = field(default_factory=dict)
+    latency_s: float | None = None
+
+    @property
+    def correct(self) -> bool:
+        """Whether every check that applies passed."""
+        return all(self.checks.values())
+
+
+def _reason(message: ToolMessage) -> str | None:
+    artifact = message.artifact
+    return artifact.get("reason") if isinstance(artifact, dict) else None
+
+
+def _as_forced(message: ToolMessage, messages: Sequence[BaseMessage], context: Context) -> bool:
+    """Whether a tool that ran returned the outcome the context forced for its call."""
+    if message.status == "error":
+        return False
+    forced = context.outcome_for(invocation_index(messages, message.tool_call_id))
+    return forced is None or _reason(message) == _REASON_OF[forced]
+
+
+def fragment(content: str) -> str:
+    """Return the part of a tool's content any faithful answer quotes.
+
+    A knowledge-base page (JSON) is identified by its title; anything else by the start
+    of its text with HTML tags and runs of whitespace removed.
+    """
+    try:
+        page = json.loads(content)
+    except ValueError:
+        page = None
+    if isinstance(page, dict) and isinstance(page.get("title"), str):
+        return str(page["title"])
+    return _SPACE.sub(" ", _TAGS.sub(" ", content)).strip()[:FRAGMENT_CHARS]
+
+
+def _carries(answer: str, contents: Sequence[str]) -> bool:
+    return any(answer == content or fragment(content) in answer for content in contents)
+
+
+def read_run(
+    query: Query, config_name: str, verbatim: bool, messages: Sequence[BaseMessage]
+) -> RunRecord:
+    """Measure and judge one finished run.
+
+    Args:
+        query: The query that ran.
+        config_name: The configuration's name.
+        verbatim: Whether a stopped run must answer with the tool's content verbatim.
+        messages: The final state's messages.
+
+    Returns:
+        The run's record, ``latency_s`` unset.
+    """
+    model_messages = [
+        m for m in messages if isinstance(m, AIMessage) and m.usage_metadata is not None
+    ]
+    tool_messages = [m for m in messages if isinstance(m, ToolMessage)]
+    issuing = [m for m in messages if isinstance(m, AIMessage) and m.tool_calls]
+    answer = messages[-1].text if messages else ""
+    context = Context.model_validate(query.context)
+
+    checks: dict[str, bool] = {}
+    ran = [m for m in tool_messages if _reason(m) != "policy_block"]
+    checks["context"] = all(_as_forced(m, messages, context) for m in ran)
+    if query.outcome == "transient" and not query.over_cap:
+        positions = {id(m): i for i, m in enumerate(messages)}
+        checks["retried"] = all(
+            any(
+                isinstance(later, AIMessage) and later.usage_metadata is not None
+                for later in messages[positions[id(m)] + 1 :]
+            )
+            for m in tool_messages
+            if _reason(m) == "transient"
+        ) and any(_reason(m) == "transient" for m in tool_messages)
+    if query.expect in ("completed", "fatal"):
+        contents = [m.text for m in tool_messages if _reason(m) == query.expect]
+        checks["content"] = _carries(answer, contents)
+        if verbatim:
+            checks["verbatim"] = answer in contents
+    if query.expect == "fatal":
+        checks["no_retry"] = sum(len(m.tool_calls) for m in issuing) == query.parts
+    if query.expect == "policy_block":
+        charged = any(m.name == "checkout" and _reason(m) == "completed" for m in tool_messages)
+        checks["policy"] = answer == SPEND_CAP_MESSAGE and not charged
+
+    usage = [m.usage_metadata for m in model_messages if m.usage_metadata is not None]
+    return RunRecord(
+        query_id=query.id,
+        config=config_name,
+        model_calls=len(model_messages),
+        input_tokens=sum(u["input_tokens"] for u in usage),
+        output_tokens=sum(u["output_tokens"] for u in usage),
+        tool_steps=len(issuing),
+        tool_calls=sum(len(m.tool_calls) for m in issuing),
+        answer=answer,
+        checks=checks,
+    )
+
+
+def summary_of_checks(records: Sequence[RunRecord]) -> dict[str, Any]:
+    """Count, per check, how many runs it applied to and how many passed."""
+    out: dict[str, Any] = {}
+    for name in CHECKS:
+        applied = [r.checks[name] for r in records if name in r.checks]
+        if applied:
+            out[name] = {"passed": sum(applied), "applied": len(applied)}
+    return out

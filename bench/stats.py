@@ -1,0 +1,42 @@
+"""Small statistics helpers shared by the in-process and the server measurements."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Return the ``q``-th percentile (0-100), linear between closest ranks.
+
+    Raises:
+        ValueError: If ``values`` is empty or ``q`` is outside 0-100.
+    """
+    if not values:
+        msg = "percentile of an empty sequence"
+        raise ValueError(msg)
+    if not 0 <= q <= 100:
+        msg = f"percentile q must be within 0-100, got {q}"
+        raise ValueError(msg)
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100
+    low, high = math.floor(rank), math.ceil(rank)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def latency_ms(seconds: Sequence[float]) -> dict[str, float]:
+    """Summarize latencies given in seconds as p50, p95 and mean milliseconds."""
+    if not seconds:
+        return {}
+    return {
+        "p50": round(percentile(seconds, 50) * 1000, 3),
+        "p95": round(percentile(seconds, 95) * 1000, 3),
+        "mean": round(statistics.fmean(seconds) * 1000, 3),
+    }
+
+
+def mean_total(values: Sequence[int | float]) -> dict[str, float]:
+    """Return the mean (rounded) and the total of per-query values."""
+    total = sum(values)
+    return {"mean": round(total / len(values), 3) if values else 0.0, "total": total}
