@@ -1,0 +1,605 @@
+"""Ask a running LangGraph server a question and watch each stop decision arrive.
+
+::
+
+    python -m agent.client "How does a checkpointer work?" --force-outcome retryable,success
+    python -m agent.client check --url https://my-deployment.example.com
+
+The first form streams one run (``stream_mode=["updates", "custom"]``) and prints each
+``stop_decision`` event as it arrives, then the answer, the node path and the model-call
+count. ``check`` runs the whole forced-outcome matrix (:data:`agent.scenarios.SCENARIOS`)
+against the server and prints expected versus observed per graph.
+
+The server URL comes from ``--url``, else ``LANGGRAPH_URL``, else ``http://127.0.0.1:2024``
+(``make dev``). A server that needs a key gets it from ``LANGGRAPH_API_KEY``, which
+``langgraph_sdk`` sends as ``x-api-key``.
+
+Exit status: 0 on success, 1 when a run failed or ``check`` found a mismatch, 2 on bad
+flags, 3 when no server answers at the URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TextIO, get_args
+
+import httpx
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+
+from agent.context import Outcome, ParallelPolicy, StopMode
+from agent.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario
+
+DEFAULT_URL = "http://127.0.0.1:2024"
+URL_ENV = "LANGGRAPH_URL"
+"""Environment variable naming the server when ``--url`` is not given."""
+STREAM_MODES: list[Literal["updates", "custom"]] = ["updates", "custom"]
+"""What the client streams: node updates (the path) and custom events (the decisions)."""
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_UNREACHABLE = 3
+
+Compare = Literal["full", "decision"]
+COMPARED: dict[str, str] = {
+    "full": "decision action/rule, node path, model calls",
+    "decision": "decision action/rule only (path and model calls shown, not compared)",
+}
+"""What each ``check --compare`` mode holds against the expectation."""
+
+
+class ServerUnreachableError(ConnectionError):
+    """No LangGraph server answered at the URL."""
+
+
+class RunFailedError(RuntimeError):
+    """The server refused the run or the run ended with an error."""
+
+
+@dataclass
+class Observation:
+    """What one streamed run showed a client.
+
+    Attributes:
+        graph: The graph (or assistant id) that ran.
+        thread_id: The thread the run used.
+        path: Node names in the order ``stream_mode="updates"`` reported them.
+        decisions: The ``stop_decision`` custom events, in order.
+        values: The thread's state values after the run.
+    """
+
+    graph: str
+    thread_id: str
+    path: list[str] = field(default_factory=list)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    values: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def model_calls(self) -> int:
+        """Count the model calls: updates from a model node (``agent`` or ``model``)."""
+        return sum(1 for node in self.path if node in MODEL_NODES)
+
+    @property
+    def decision(self) -> dict[str, Any] | None:
+        """Return the checkpointed ``stop_decision`` (None when no tool ran)."""
+        decision = self.values.get("stop_decision")
+        return decision if isinstance(decision, dict) else None
+
+    @property
+    def answer(self) -> str:
+        """Return the text of the last message in the thread."""
+        messages = self.values.get("messages") or []
+        return message_text(messages[-1]) if messages else ""
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """Return the text of a message as the API serializes it (string or content blocks).
+
+    Args:
+        message: A serialized message (``{"type": ..., "content": ...}``).
+
+    Returns:
+        The concatenated text.
+    """
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            block if isinstance(block, str) else str(block.get("text", ""))
+            for block in content
+            if isinstance(block, str | dict)
+        )
+    return ""
+
+
+def user_input(query: str) -> dict[str, Any]:
+    """Return the run input for one user message.
+
+    Args:
+        query: The user's text.
+
+    Returns:
+        ``{"messages": [{"role": "user", "content": query}]}``.
+    """
+    return {"messages": [{"role": "user", "content": query}]}
+
+
+def default_url() -> str:
+    """Return ``LANGGRAPH_URL`` if set, else ``http://127.0.0.1:2024``."""
+    return os.environ.get("LANGGRAPH_URL") or DEFAULT_URL
+
+
+async def ensure_reachable(url: str, timeout: float = 5.0) -> None:
+    """Fail fast, with a message naming the URL, when nothing listens there.
+
+    Any HTTP answer counts as reachable (even 401 or 404): only a failed connection or a
+    timeout does not.
+
+    Args:
+        url: The server's base URL.
+        timeout: Seconds to wait for an answer.
+
+    Raises:
+        ServerUnreachableError: If the connection fails or times out.
+    """
+    try:
+        async with httpx.AsyncClient(timeout=timeout) as http:
+            await http.get(f"{url.rstrip('/')}/ok")
+    except httpx.TransportError as exc:
+        msg = (
+            f"no LangGraph server answered at {url} ({type(exc).__name__}: {exc}). "
+            f"Start one with `make dev`, or pass --url / set {URL_ENV}."
+        )
+        raise ServerUnreachableError(msg) from exc
+
+
+def _refusal(exc: httpx.HTTPStatusError) -> RunFailedError:
+    detail = exc.response.text.strip() or exc.response.reason_phrase
+    return RunFailedError(f"the server refused the run ({exc.response.status_code}): {detail}")
+
+
+async def stream_run(
+    client: LangGraphClient,
+    graph: str,
+    query: str,
+    context: dict[str, Any] | None = None,
+    *,
+    thread_id: str | None = None,
+    on_decision: Callable[[dict[str, Any]], None] | None = None,
+) -> Observation:
+    """Stream one run on a thread and return what it showed.
+
+    Args:
+        client: An async ``langgraph_sdk`` client.
+        graph: Graph id or assistant id.
+        query: The user message.
+        context: The run's context (any :class:`agent.context.Context` fields).
+        thread_id: Continue this thread; a new thread when None.
+        on_decision: Called with each ``stop_decision`` event as it arrives.
+
+    Returns:
+        The observation, with the thread's state after the run.
+
+    Raises:
+        RunFailedError: If the server refused the run or the run failed.
+    """
+    try:
+        if thread_id is None:
+            thread_id = str((await client.threads.create())["thread_id"])
+        seen = Observation(graph=graph, thread_id=thread_id)
+        async for part in client.runs.stream(
+            thread_id,
+            graph,
+            input=user_input(query),
+            context=context,
+            stream_mode=STREAM_MODES,
+        ):
+            data = part.data
+            if part.event == "updates" and isinstance(data, dict):
+                seen.path.extend(str(node) for node in data)
+            elif part.event == "custom" and isinstance(data, dict) and "stop_decision" in data:
+                seen.decisions.append(data["stop_decision"])
+                if on_decision is not None:
+                    on_decision(data["stop_decision"])
+            elif part.event == "error":
+                error = data if isinstance(data, dict) else {"message": data}
+                msg = f"run failed: {error.get('error', 'error')}: {error.get('message', '')}"
+                raise RunFailedError(msg)
+        state = await client.threads.get_state(thread_id)
+    except httpx.HTTPStatusError as exc:
+        raise _refusal(exc) from exc
+    values = state["values"]
+    seen.values = dict(values) if isinstance(values, dict) else {}
+    return seen
+
+
+# ---------------------------------------------------------------------------------------
+# check: the forced-outcome matrix against any server.
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """The part of a run that ``check`` compares."""
+
+    action: str | None
+    rule: str | None
+    path: tuple[str, ...]
+    model_calls: int
+
+    @property
+    def decision(self) -> str:
+        """Return ``action/rule`` (``-`` when no tool ran)."""
+        return f"{self.action}/{self.rule}" if self.action else "-"
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One scenario on one graph: what was expected and what the server did."""
+
+    graph: str
+    scenario: str
+    expected: RunSummary
+    observed: RunSummary | None
+    compare: Compare
+    error: str | None = None
+
+    @property
+    def decision_ok(self) -> bool:
+        """Whether the decision's action and rule match."""
+        return self.observed is not None and (
+            (self.observed.action, self.observed.rule) == (self.expected.action, self.expected.rule)
+        )
+
+    @property
+    def path_ok(self) -> bool:
+        """Whether the node path matches."""
+        return self.observed is not None and self.observed.path == self.expected.path
+
+    @property
+    def calls_ok(self) -> bool:
+        """Whether the model-call count matches."""
+        return self.observed is not None and self.observed.model_calls == self.expected.model_calls
+
+    @property
+    def ok(self) -> bool:
+        """Whether everything this row compares matches."""
+        if self.compare == "decision":
+            return self.decision_ok
+        return self.decision_ok and self.path_ok and self.calls_ok
+
+
+def expected_summary(scenario: Scenario, graph: str) -> RunSummary:
+    """Return what ``scenario`` must show on ``graph``, read from the scenario table.
+
+    Args:
+        scenario: A row of :data:`agent.scenarios.SCENARIOS`.
+        graph: ``legacy`` or ``middleware``.
+
+    Returns:
+        The expected decision, path and model calls.
+    """
+    return RunSummary(
+        scenario.action, scenario.rule, tuple(scenario.path(graph)), scenario.model_calls
+    )
+
+
+def summarize(observation: Observation) -> RunSummary:
+    """Return the comparable part of an observation.
+
+    Args:
+        observation: A streamed run.
+
+    Returns:
+        Its decision, path and model calls.
+    """
+    decision = observation.decision or {}
+    return RunSummary(
+        decision.get("action"),
+        decision.get("rule"),
+        tuple(observation.path),
+        observation.model_calls,
+    )
+
+
+async def check(
+    client: LangGraphClient,
+    graphs: Sequence[str] = GRAPHS,
+    scenarios: Sequence[Scenario] = SCENARIOS,
+    *,
+    model: str | None = None,
+    compare: Compare = "full",
+    concurrency: int = 8,
+) -> list[CheckRow]:
+    """Run every scenario on every graph and compare with the scenario table.
+
+    Each run gets its own thread. A run that fails is a mismatch with its error kept.
+
+    Args:
+        client: An async ``langgraph_sdk`` client.
+        graphs: Graph ids to check.
+        scenarios: Scenarios to run.
+        model: A ``model`` for every run's context; the server's default when None.
+        compare: ``full`` (decision, path, model calls) or ``decision``.
+        concurrency: Runs in flight at once.
+
+    Returns:
+        One row per graph and scenario, graphs first, in scenario order.
+    """
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(graph: str, scenario: Scenario) -> CheckRow:
+        context = dict(scenario.context)
+        if model is not None:
+            context["model"] = model
+        want = expected_summary(scenario, graph)
+        async with gate:
+            try:
+                seen = await stream_run(client, graph, scenario.query, context)
+            except RunFailedError as exc:
+                return CheckRow(graph, scenario.name, want, None, compare, error=str(exc))
+        return CheckRow(graph, scenario.name, want, summarize(seen), compare)
+
+    return list(
+        await asyncio.gather(*(one(graph, scenario) for graph in graphs for scenario in scenarios))
+    )
+
+
+def _compact(path: Iterable[str]) -> str:
+    short = {"stop_on_artifact.before_model": "stop?"}
+    return ">".join(short.get(node, node) for node in path) or "-"
+
+
+def render(rows: Sequence[CheckRow]) -> str:
+    """Render check rows as a table per graph, then the mismatches in full.
+
+    Args:
+        rows: What :func:`check` returned.
+
+    Returns:
+        Plain text, one table per graph; ``stop?`` abbreviates
+        ``stop_on_artifact.before_model``.
+    """
+    if not rows:
+        return "no scenarios selected\n"
+    width = max(len(row.scenario) for row in rows)
+    lines: list[str] = [
+        f"compared: {COMPARED[rows[0].compare]}",
+        "calls: expected/observed model calls; path: the node path from stream_mode='updates'",
+        "",
+    ]
+    for graph in dict.fromkeys(row.graph for row in rows):
+        mine = [row for row in rows if row.graph == graph]
+        lines.append(f"graph {graph}")
+        lines.append(
+            f"  {'scenario':<{width}}  {'expected decision':<26} {'observed decision':<26} "
+            f"{'calls':<7} {'path':<8} result"
+        )
+        for row in mine:
+            got = row.observed
+            calls = f"{row.expected.model_calls}/{got.model_calls if got else '-'}"
+            path = "same" if row.path_ok else "differs"
+            lines.append(
+                f"  {row.scenario:<{width}}  {row.expected.decision:<26} "
+                f"{(got.decision if got else 'ERROR'):<26} {calls:<7} {path:<8} "
+                f"{'ok' if row.ok else 'MISMATCH'}"
+            )
+        passed = sum(row.ok for row in mine)
+        lines.append(f"  {passed}/{len(mine)} scenarios match on {graph}")
+        lines.append("")
+    bad = [row for row in rows if not row.ok]
+    for row in bad:
+        lines.append(f"MISMATCH {row.graph} {row.scenario}")
+        if row.error:
+            lines.append(f"  error:    {row.error}")
+        lines.append(f"  expected: {row.expected.decision}  path {_compact(row.expected.path)}")
+        if row.observed:
+            lines.append(f"  observed: {row.observed.decision}  path {_compact(row.observed.path)}")
+    lines.append(f"{len(rows) - len(bad)}/{len(rows)} rows match")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------
+# Command line.
+
+
+def _outcomes(text: str) -> list[str]:
+    values = [part.strip() for part in text.split(",") if part.strip()]
+    allowed = get_args(Outcome)
+    for value in values:
+        if value not in allowed:
+            msg = f"invalid outcome {value!r}; choose from {', '.join(allowed)}"
+            raise argparse.ArgumentTypeError(msg)
+    if not values:
+        msg = f"empty outcome list {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return values
+
+
+def _add_url_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--url",
+        default=None,
+        help=f"server URL (default: ${URL_ENV}, else {DEFAULT_URL})",
+    )
+
+
+def run_parser() -> argparse.ArgumentParser:
+    """Return the parser of ``python -m agent.client [flags] QUERY``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m agent.client",
+        description=(
+            "Send one query to a running LangGraph server, print each stop decision as it "
+            "streams in, then the answer, node path and model-call count. "
+            "`python -m agent.client check --help` runs the forced-outcome matrix instead."
+        ),
+    )
+    parser.add_argument("query", help="the user message")
+    _add_url_flag(parser)
+    parser.add_argument("--graph", choices=GRAPHS, default="legacy", help="default: legacy")
+    parser.add_argument("--thread-id", help="continue this thread (default: a new one)")
+    parser.add_argument("--model", help="'offline' or a provider:model string")
+    parser.add_argument("--stop-mode", choices=get_args(StopMode))
+    parser.add_argument(
+        "--force-outcome",
+        type=_outcomes,
+        action="append",
+        metavar="OUTCOME[,OUTCOME...]",
+        help="force tool outcomes in call order (repeatable or comma list): "
+        + ", ".join(get_args(Outcome)),
+    )
+    parser.add_argument("--parallel-policy", choices=get_args(ParallelPolicy))
+    parser.add_argument("--max-retries", type=int)
+    parser.add_argument("--spend-cap", type=float)
+    parser.add_argument("--max-model-calls", type=int)
+    parser.add_argument("--seed", type=int)
+    return parser
+
+
+def check_parser() -> argparse.ArgumentParser:
+    """Return the parser of ``python -m agent.client check [flags]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m agent.client check",
+        description=(
+            "Run the forced-outcome matrix (agent/scenarios.py) against a server and print "
+            "expected versus observed per graph. Exits 1 on any mismatch."
+        ),
+    )
+    _add_url_flag(parser)
+    parser.add_argument(
+        "--graph", choices=GRAPHS, action="append", help="repeatable; default: every graph"
+    )
+    parser.add_argument("--model", help="context model for every run (default: the server's)")
+    parser.add_argument(
+        "--scenario",
+        action="append",
+        choices=[s.name for s in SCENARIOS],
+        metavar="NAME",
+        help="run only this scenario (repeatable; default: all)",
+    )
+    parser.add_argument(
+        "--compare",
+        choices=get_args(Compare),
+        default="full",
+        help="full: decision, path and model calls; decision: action and rule only",
+    )
+    parser.add_argument("--concurrency", type=int, default=8, help="runs in flight at once")
+    return parser
+
+
+def context_from(args: argparse.Namespace) -> dict[str, Any]:
+    """Return the run context the flags ask for (only the flags given).
+
+    Args:
+        args: Parsed ``run_parser()`` arguments.
+
+    Returns:
+        Context fields; ``force_outcome`` is a string for one outcome, a list for several.
+    """
+    context: dict[str, Any] = {}
+    if args.force_outcome:
+        outcomes = [value for group in args.force_outcome for value in group]
+        context["force_outcome"] = outcomes[0] if len(outcomes) == 1 else outcomes
+    for name in (
+        "model",
+        "stop_mode",
+        "parallel_policy",
+        "max_retries",
+        "spend_cap",
+        "max_model_calls",
+        "seed",
+    ):
+        value = getattr(args, name)
+        if value is not None:
+            context[name] = value
+    return context
+
+
+def _describe(decision: dict[str, Any]) -> str:
+    tool = decision.get("tool") or "-"
+    call = decision.get("tool_call_id") or "-"
+    return (
+        f"stop decision: {decision.get('action', '?'):<8} rule={decision.get('rule')} "
+        f"reason={decision.get('reason')} tool={tool} call={call}"
+    )
+
+
+async def _run(args: argparse.Namespace, out: TextIO) -> int:
+    url = args.url or default_url()
+    graph = str(args.graph)
+    await ensure_reachable(url)
+    client = get_client(url=url)
+    try:
+        seen = await stream_run(
+            client,
+            graph,
+            args.query,
+            context_from(args),
+            thread_id=args.thread_id,
+            on_decision=lambda d: print(_describe(d), file=out, flush=True),
+        )
+    finally:
+        await client.aclose()
+    if not seen.decisions:
+        print("stop decision: none (no tool ran)", file=out)
+    print(f"answer:\n{seen.answer}", file=out)
+    print(f"path: {' -> '.join(seen.path)}", file=out)
+    print(f"model calls: {seen.model_calls}", file=out)
+    print(f"graph: {graph}  thread: {seen.thread_id}", file=out)
+    return EXIT_OK
+
+
+async def _check(args: argparse.Namespace, out: TextIO) -> int:
+    url = args.url or default_url()
+    await ensure_reachable(url)
+    chosen = set(args.scenario or [])
+    scenarios = [s for s in SCENARIOS if not chosen or s.name in chosen]
+    client = get_client(url=url)
+    try:
+        rows = await check(
+            client,
+            args.graph or GRAPHS,
+            scenarios,
+            model=args.model,
+            compare=args.compare,
+            concurrency=args.concurrency,
+        )
+    finally:
+        await client.aclose()
+    print(f"server: {url}", file=out)
+    out.write(render(rows))
+    return EXIT_OK if all(row.ok for row in rows) else EXIT_FAILED
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Run the command line.
+
+    Args:
+        argv: Arguments without the program name; ``sys.argv[1:]`` when None.
+        out: Where to print; standard output when None.
+
+    Returns:
+        The exit status (see the module docstring).
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    stream = out or sys.stdout
+    checking = bool(argv) and argv[0] == "check"
+    try:
+        if checking:
+            return asyncio.run(_check(check_parser().parse_args(argv[1:]), stream))
+        return asyncio.run(_run(run_parser().parse_args(argv), stream))
+    except ServerUnreachableError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except RunFailedError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""`python -m agent.client`: one run, and the `check` matrix, against the session server."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from langgraph_sdk.client import LangGraphClient
+
+from agent.client import (
+    EXIT_FAILED,
+    EXIT_UNREACHABLE,
+    check,
+    context_from,
+    main,
+    render,
+    run_parser,
+)
+from agent.context import Context
+from agent.scenarios import GRAPHS, SCENARIOS, by_name
+from tests.integration_tests.conftest import current_turn, text, tool_steps
+from tests.support.dev_server import DevServer, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def command(*args: str, url: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGGRAPH_", "LANGSMITH_"))}
+    if url is not None:
+        env["LANGGRAPH_URL"] = url
+    return subprocess.run(
+        [sys.executable, "-m", "agent.client", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+async def test_one_query_prints_each_decision_then_the_answer(
+    server: DevServer, client: LangGraphClient
+) -> None:
+    scenario = by_name("retry_then_success-hard")
+    graph = "middleware"
+    forced = scenario.context["force_outcome"]
+    # The URL comes from LANGGRAPH_URL; outcomes as a repeated flag.
+    flags = [arg for outcome in forced for arg in ("--force-outcome", outcome)]
+    done = command(scenario.query, "--graph", graph, *flags, url=server.url)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+
+    decisions = [line for line in lines if line.startswith("stop decision:")]
+    assert len(decisions) == scenario.tool_steps
+    assert "rule=transient" in decisions[0]
+    assert f"rule={scenario.rule}" in decisions[-1] and scenario.action in decisions[-1]
+    assert f"path: {' -> '.join(scenario.path(graph))}" in lines
+    assert f"model calls: {scenario.model_calls}" in lines
+    [where] = [line for line in lines if line.startswith("graph: ")]
+    thread_id = where.split("thread: ")[1]
+
+    # What it printed is what the thread holds.
+    state = await client.threads.get_state(thread_id)
+    values = state["values"]
+    turn = current_turn(values["messages"])  # type: ignore[call-overload]
+    answer = text(turn[-1])
+    assert answer == text(tool_steps(turn)[-1][scenario.chosen])  # verbatim: hard stop
+    printed = done.stdout.split("answer:\n", 1)[1].split("\npath: ", 1)[0]
+    assert printed == answer
+    stop = values["stop_decision"]  # type: ignore[call-overload]
+    assert f"call={stop['tool_call_id']}" in decisions[-1]
+
+
+def test_every_context_field_has_a_flag() -> None:
+    args = run_parser().parse_args(
+        [
+            "q",
+            "--model", "offline",
+            "--stop-mode", "polish",
+            "--force-outcome", "retryable,success",
+            "--force-outcome", "fatal",
+            "--parallel-policy", "all",
+            "--max-retries", "3",
+            "--spend-cap", "12.5",
+            "--max-model-calls", "4",
+            "--seed", "7",
+        ]
+    )  # fmt: skip
+    context = context_from(args)
+    assert set(context) == set(Context.model_fields)
+    assert context["force_outcome"] == ["retryable", "success", "fatal"]
+    assert Context.model_validate(context).spend_cap == 12.5
+    one = context_from(run_parser().parse_args(["q", "--force-outcome", "fatal"]))
+    assert one == {"force_outcome": "fatal"}
+    assert context_from(run_parser().parse_args(["q"])) == {}  # the server's defaults
+
+
+def test_a_bad_flag_is_refused_naming_the_value(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as excinfo:
+        main(["q", "--force-outcome", "success,maybe"])
+    assert excinfo.value.code == 2
+    assert "'maybe'" in capsys.readouterr().err
+
+
+def test_no_server_exits_non_zero_naming_the_url(capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    assert main(["checkpointer", "--url", url]) == EXIT_UNREACHABLE
+    err = capsys.readouterr().err
+    assert url in err and "make dev" in err
+    assert main(["check", "--url", url]) == EXIT_UNREACHABLE
+
+
+def test_a_failed_run_exits_non_zero_naming_the_field(
+    server: DevServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = io.StringIO()
+    assert main(["checkpointer", "--url", server.url, "--max-retries", "-1"], out) == EXIT_FAILED
+    err = capsys.readouterr().err
+    assert "ValidationError" in err and "max_retries" in err
+
+
+def test_check_runs_the_whole_matrix(server: DevServer) -> None:
+    done = command("check", "--url", server.url, "--concurrency", "16")
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = len(SCENARIOS) * len(GRAPHS)
+    assert f"{rows}/{rows} rows match" in done.stdout
+    assert "compared: decision action/rule, node path, model calls" in done.stdout
+    for graph in GRAPHS:
+        assert f"{len(SCENARIOS)}/{len(SCENARIOS)} scenarios match on {graph}" in done.stdout
+    for scenario in SCENARIOS:
+        row = re.compile(
+            rf"^  {re.escape(scenario.name)} +{scenario.action}/{scenario.rule} +"
+            rf"{scenario.action}/{scenario.rule} +{scenario.model_calls}/{scenario.model_calls}"
+            r" +same +ok$",
+            re.M,
+        )
+        assert len(row.findall(done.stdout)) == len(GRAPHS), scenario.name
+
+
+async def test_check_reports_mismatches(client: LangGraphClient) -> None:
+    real = by_name("fatal-hard")
+    wrong = dataclasses.replace(real, name="fatal-hard-expected-wrongly", rule="completed")
+    rows = await check(client, ["legacy"], [real, wrong])
+    assert [row.ok for row in rows] == [True, False]
+    assert rows[1].decision_ok is False and rows[1].path_ok and rows[1].calls_ok
+    table = render(rows)
+    assert "MISMATCH legacy fatal-hard-expected-wrongly" in table
+    assert "1/2 rows match" in table
+
+    # A run that fails is a mismatch that keeps the server's error.
+    [failed] = await check(client, ["middleware"], [real], model="nosuchprovider:x")
+    assert not failed.ok and failed.observed is None
+    assert failed.error is not None and "nosuchprovider" in failed.error
+    assert "ERROR" in render([failed])
+
+
+def test_check_exits_non_zero_on_a_mismatch(server: DevServer) -> None:
+    out = io.StringIO()
+    argv = ["check", "--url", server.url, "--graph", "legacy", "--scenario", "success-hard"]
+    assert main([*argv, "--model", "nosuchprovider:x"], out) == EXIT_FAILED
+    assert "MISMATCH legacy success-hard" in out.getvalue()
+    out = io.StringIO()
+    assert main(argv, out) == 0
+    assert "1/1 rows match" in out.getvalue()
