@@ -28,10 +28,11 @@ from langgraph.types import Checkpointer
 from agent.context import Context, resolve
 from agent.contract import decide, final_text, is_hard_stop
 from agent.models import load_model
-from agent.observe import publish
+from agent.observe import publish, record_model_call
 from agent.policy import aenforce_spend_cap, enforce_spend_cap, tool_error_content
 from agent.state import InputState, State
 from agent.tools import TOOLS
+from agent.trace_client import configure_tracing
 
 
 def build_legacy(
@@ -65,6 +66,7 @@ def build_legacy(
         model = load_model(context.model)
         runnable = model if polishing else model.bind_tools(list(tools))
         update["messages"] = [await runnable.ainvoke(messages)]
+        record_model_call([*messages, *update["messages"]], decision)
         return update
 
     async def tools_step(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -72,8 +74,9 @@ def build_legacy(
         context = resolve(runtime.context)
         result = await tool_node.ainvoke(state, get_config())
         new_messages = result["messages"]
-        decision = decide([*state["messages"], *new_messages], context)
-        publish(decision)
+        step = [*state["messages"], *new_messages]
+        decision = decide(step, context)
+        publish(decision, step)
         return {"messages": new_messages, "stop_decision": decision}
 
     def finalize(state: State) -> dict[str, Any]:
@@ -109,4 +112,5 @@ def build_legacy(
     return builder.compile(checkpointer=checkpointer, name="legacy")
 
 
+configure_tracing()  # before any run: traces go through the redacting client
 graph = build_legacy()

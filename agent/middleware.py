@@ -23,17 +23,16 @@ from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
-from langgraph.types import Checkpointer, Command
+from langgraph.types import Checkpointer
 
 from agent.context import Context, resolve
 from agent.contract import StopDecision, decide, final_text, is_hard_stop
 from agent.models import OfflineChatModel, load_model
-from agent.observe import publish
-from agent.policy import aenforce_spend_cap, enforce_spend_cap, tool_error_content
+from agent.observe import publish, record_model_call
+from agent.policy import ToolResult, aenforce_spend_cap, enforce_spend_cap, tool_error_content
 from agent.state import StopState
 from agent.tools import TOOLS
-
-ToolResult = ToolMessage | Command[Any]
+from agent.trace_client import configure_tracing
 
 
 class ContextModelMiddleware(AgentMiddleware[StopState, Context]):
@@ -115,7 +114,7 @@ class StopOnArtifactMiddleware(AgentMiddleware[StopState, Context]):
             return None
         context = resolve(runtime.context)
         decision = decide(messages, context)
-        publish(decision)
+        publish(decision, messages)
         if is_hard_stop(decision, context):
             answer = AIMessage(content=final_text(decision, messages))
             return {"stop_decision": decision, "jump_to": "end", "messages": [answer]}
@@ -135,13 +134,19 @@ class StopOnArtifactMiddleware(AgentMiddleware[StopState, Context]):
             return request.override(tools=[])  # polish: phrase the answer, call nothing
         return request
 
+    @staticmethod
+    def _record(request: ModelRequest[Context], response: ModelResponse) -> ModelResponse:
+        decision = cast("StopDecision | None", request.state.get("stop_decision"))
+        record_model_call([*request.state["messages"], *response.result], decision)
+        return response
+
     def wrap_model_call(
         self,
         request: ModelRequest[Context],
         handler: Callable[[ModelRequest[Context]], ModelResponse],
     ) -> ModelResponse:
         """Unbind the tools for the one polish call after a stop."""
-        return handler(self._request(request))
+        return self._record(request, handler(self._request(request)))
 
     async def awrap_model_call(
         self,
@@ -149,7 +154,7 @@ class StopOnArtifactMiddleware(AgentMiddleware[StopState, Context]):
         handler: Callable[[ModelRequest[Context]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
         """Async twin of :meth:`wrap_model_call`."""
-        return await handler(self._request(request))
+        return self._record(request, await handler(self._request(request)))
 
 
 def build_middleware(
@@ -180,4 +185,5 @@ def build_middleware(
     )
 
 
+configure_tracing()  # before any run: traces go through the redacting client
 graph = build_middleware()

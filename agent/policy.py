@@ -2,7 +2,9 @@
 
 Both graphs use the same functions: ``legacy`` passes them to its ``ToolNode`` as
 ``wrap_tool_call`` / ``awrap_tool_call``; ``middleware`` wraps them in
-:class:`agent.middleware.SpendCapMiddleware`, placed before the stop middleware.
+:class:`agent.middleware.SpendCapMiddleware`, placed before the stop middleware. A call
+that is let through runs with :func:`agent.tracing.with_artifact_metadata`, so a traced
+tool run records its sanitized artifact.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from langgraph.types import Command
 
 from agent import contract
 from agent.context import resolve
+from agent.tracing import with_artifact_metadata
 
 SPEND_CAP_MESSAGE = (
     "This purchase is above the spending limit set for this assistant, so it was not "
@@ -60,14 +63,14 @@ def enforce_spend_cap(
     request: ToolCallRequest, execute: Callable[[ToolCallRequest], ToolResult]
 ) -> ToolResult:
     """Refuse a checkout above ``spend_cap`` before it runs; otherwise run the call."""
-    return over_spend_cap(request) or execute(request)
+    return over_spend_cap(request) or execute(with_artifact_metadata(request))
 
 
 async def aenforce_spend_cap(
     request: ToolCallRequest, execute: Callable[[ToolCallRequest], Awaitable[ToolResult]]
 ) -> ToolResult:
     """Async twin of :func:`enforce_spend_cap`."""
-    return over_spend_cap(request) or await execute(request)
+    return over_spend_cap(request) or await execute(with_artifact_metadata(request))
 
 
 def tool_error_content(error: Exception, *_: object) -> str:

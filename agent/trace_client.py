@@ -1,0 +1,104 @@
+"""The langsmith client every trace of this project goes through.
+
+:func:`trace_client` builds a ``langsmith.Client`` whose ``hide_inputs`` /
+``hide_outputs`` redact content (or, with ``AGENT_REDACT_TRACES=false``, only sanitize
+artifacts) and whose ``hide_metadata`` drops anything that looks like a credential.
+:func:`configure_tracing` makes it the process-wide default when tracing is on, so runs
+served by ``langgraph dev`` use it; both graph modules call it when they are imported.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import langsmith
+from langchain_core.tracers.langchain import get_client
+
+from agent.redaction import redact, redact_error, redaction_enabled, sanitize_artifacts
+from agent.sanitize import scrub_metadata
+
+TRACING_VARS = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2")
+"""Any of these set to ``true`` turns tracing on (as in langsmith itself)."""
+
+
+class RedactingClient(langsmith.Client):
+    """A ``langsmith.Client`` that also redacts run errors down to the exception type.
+
+    A tool's exception text can quote content or a key (an HTTP error echoing a URL). The
+    client passes every run error through ``_hide_run_error`` before sending; langsmith
+    0.15 uses it for its ``anonymizer`` only. Overriding it is the one private hook used
+    here; ``tests/unit_tests/test_tracing_redaction.py`` fails if it stops being called.
+    """
+
+    def _hide_run_error(self, error: Any) -> Any:
+        return redact_error(error)
+
+
+def tracing_requested(environ: Mapping[str, str] | None = None) -> bool:
+    """Return True when the environment turns LangSmith tracing on.
+
+    Args:
+        environ: Where to read; ``os.environ`` by default (read directly: langsmith
+            caches what it reads).
+
+    Returns:
+        Whether any of :data:`TRACING_VARS` is ``true``.
+    """
+    env = os.environ if environ is None else environ
+    return any(env.get(name, "").strip().lower() == "true" for name in TRACING_VARS)
+
+
+def trace_client(*, redact_content: bool | None = None, **kwargs: Any) -> langsmith.Client:
+    """Build the client traces should go through.
+
+    Args:
+        redact_content: Redact message text and tool arguments; None reads
+            ``AGENT_REDACT_TRACES`` (default true).
+        **kwargs: Passed to ``langsmith.Client`` (for example ``api_url``, ``api_key``).
+
+    Returns:
+        A :class:`RedactingClient` when redacting, else a plain ``langsmith.Client`` that
+        still sanitizes artifacts and metadata.
+
+    Raises:
+        ValueError: If ``AGENT_REDACT_TRACES`` holds an unknown value.
+    """
+    redacting = redaction_enabled() if redact_content is None else redact_content
+    hide = redact if redacting else sanitize_artifacts
+    client_class = RedactingClient if redacting else langsmith.Client
+    return client_class(
+        hide_inputs=hide,
+        hide_outputs=hide,
+        hide_metadata=scrub_metadata,
+        **kwargs,
+    )
+
+
+_configured: tuple[tuple[str | None, bool], langsmith.Client] | None = None
+
+
+def configure_tracing() -> langsmith.Client | None:
+    """Make :func:`trace_client` the process-wide langsmith client, if tracing is on.
+
+    Call it before any run starts (the graph modules do, at import). Runs that bring their
+    own client through ``langsmith.tracing_context(client=...)`` keep theirs. Calling it
+    again with the same settings keeps the installed client.
+
+    Returns:
+        The installed client, or None when tracing is off (nothing is changed).
+
+    Raises:
+        ValueError: If ``AGENT_REDACT_TRACES`` holds an unknown value.
+    """
+    global _configured
+    if not tracing_requested():
+        return None
+    settings = (os.environ.get("LANGSMITH_ENDPOINT"), redaction_enabled())
+    if _configured is not None and _configured[0] == settings and get_client() is _configured[1]:
+        return _configured[1]
+    client = trace_client(redact_content=settings[1])
+    langsmith.configure(client=client)
+    _configured = (settings, client)
+    return client

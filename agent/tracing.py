@@ -1,0 +1,255 @@
+"""Stop decisions as LangSmith run metadata: the deciding run, each tool run, the root run.
+
+Nothing here runs unless the run is traced (``get_current_run_tree()`` is None
+otherwise), and nothing here writes message or tool content: metadata holds the
+decision's fields, sanitized artifacts and counts.
+
+- The run that decides a tool step (``tools`` in ``legacy``,
+  ``stop_on_artifact.before_model`` in ``middleware``) gets :data:`STOP_KEYS` and the
+  tag ``stop:<rule>`` (:func:`annotate_decision`).
+- Each tool's own run gets ``stop_artifact``, its sanitized artifact
+  (:func:`with_artifact_metadata`).
+- The root run of the trace gets :data:`STOP_KEYS` for the latest decision and
+  :data:`TOTAL_KEYS` (:func:`record_run`), rewritten after every model call and every
+  tool step, so what the root run ends with describes the run's final decision.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackManager
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tracers.langchain import LangChainTracer
+from langgraph.config import get_config
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langsmith import RunTree
+from langsmith.run_helpers import get_current_run_tree
+
+from agent.contract import StopDecision, turn_start
+from agent.sanitize import sanitize_artifact
+
+STOP_KEYS: tuple[str, ...] = (
+    "stop_action",
+    "stop_rule",
+    "stop_reason",
+    "stop_tool",
+    "stop_tool_call_id",
+    "stop_artifact",
+)
+"""Metadata of a decision; all None on a root run whose run made no tool call."""
+
+TOTAL_KEYS: tuple[str, ...] = (
+    "model_calls",
+    "tool_calls",
+    "input_tokens",
+    "output_tokens",
+    "model_name",
+)
+"""Root-run totals since the last user message."""
+
+TAG_PREFIX = "stop:"
+"""The deciding run's tag is ``stop:<rule>``."""
+
+
+def chosen_artifact(decision: StopDecision, messages: Sequence[BaseMessage]) -> object:
+    """Return the artifact of the ToolMessage that decided, or None."""
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage) and message.tool_call_id == decision["tool_call_id"]:
+            return message.artifact
+    return None
+
+
+def decision_metadata(
+    decision: StopDecision | None, messages: Sequence[BaseMessage]
+) -> dict[str, Any]:
+    """Return the ``stop_*`` metadata of a decision.
+
+    Args:
+        decision: A tool step's decision, or None when no tool ran.
+        messages: The messages the decision was made from (to find its artifact).
+
+    Returns:
+        :data:`STOP_KEYS` mapped to the decision's fields and its sanitized artifact; all
+        None when ``decision`` is None.
+    """
+    if decision is None:
+        return dict.fromkeys(STOP_KEYS)
+    return {
+        "stop_action": decision["action"],
+        "stop_rule": decision["rule"],
+        "stop_reason": decision["reason"],
+        "stop_tool": decision["tool"],
+        "stop_tool_call_id": decision["tool_call_id"],
+        "stop_artifact": sanitize_artifact(chosen_artifact(decision, messages)),
+    }
+
+
+def run_totals(messages: Sequence[BaseMessage]) -> dict[str, Any]:
+    """Count model calls, tool calls and tokens since the last user message.
+
+    Args:
+        messages: The thread's messages up to now.
+
+    Returns:
+        :data:`TOTAL_KEYS`: AIMessages (one per model call: call this before a stopped
+        run appends its relayed answer), ToolMessages, the sums of ``usage_metadata``
+        input and output tokens, and the last ``response_metadata["model_name"]`` seen.
+    """
+    turn = messages[turn_start(messages) :]
+    model_calls = tool_calls = input_tokens = output_tokens = 0
+    model_name: str | None = None
+    for message in turn:
+        if isinstance(message, ToolMessage):
+            tool_calls += 1
+        elif isinstance(message, AIMessage):
+            model_calls += 1
+            if message.usage_metadata is not None:
+                input_tokens += message.usage_metadata["input_tokens"]
+                output_tokens += message.usage_metadata["output_tokens"]
+            name = message.response_metadata.get("model_name")
+            model_name = name if isinstance(name, str) else model_name
+    return {
+        "model_calls": model_calls,
+        "tool_calls": tool_calls,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "model_name": model_name,
+    }
+
+
+def root_run() -> RunTree | None:
+    """Return the root run of the current trace, to update before it ends.
+
+    LangChain runs have no ``parent_run`` link, so the root is looked up in the
+    ``LangChainTracer`` of the current config: its ``run_map`` (internal to
+    langchain-core, keyed by run id) holds every open run of the trace, the root under
+    the trace id. This is the only place that reads it;
+    ``tests/unit_tests/test_tracing_metadata.py`` fails if that stops working.
+
+    Returns:
+        The root run, or None outside a traced run.
+    """
+    current = get_current_run_tree()
+    if current is None:
+        return None
+    try:
+        callbacks = get_config().get("callbacks")
+    except RuntimeError:  # not inside a runnable
+        return None
+    if isinstance(callbacks, BaseCallbackManager):
+        handlers = callbacks.handlers
+    else:
+        handlers = list(callbacks or [])
+    for handler in handlers:
+        if isinstance(handler, LangChainTracer):
+            root = handler.run_map.get(str(current.trace_id))
+            if root is not None:
+                return root
+    return None
+
+
+def annotate_decision(decision: StopDecision, messages: Sequence[BaseMessage]) -> None:
+    """Put the decision's metadata and the tag ``stop:<rule>`` on the current run.
+
+    Args:
+        decision: The tool step's decision.
+        messages: The messages it was made from.
+    """
+    run = get_current_run_tree()
+    if run is None:
+        return
+    run.add_metadata(decision_metadata(decision, messages))
+    run.add_tags([f"{TAG_PREFIX}{decision['rule']}"])
+
+
+def record_run(messages: Sequence[BaseMessage], decision: StopDecision | None) -> None:
+    """Put the latest decision and the totals so far on the root run of the trace.
+
+    Args:
+        messages: The thread's messages up to now.
+        decision: The latest tool step's decision this turn, or None if no tool ran.
+    """
+    root = root_run()
+    if root is None:
+        return
+    root.add_metadata({**decision_metadata(decision, messages), **run_totals(messages)})
+
+
+def _artifact_of(result: object, response_format: str) -> object:
+    if response_format == "content_and_artifact" and isinstance(result, tuple) and len(result) == 2:
+        return result[1]
+    if isinstance(result, ToolMessage):
+        return result.artifact
+    return None
+
+
+def _annotate_tool_run(result: object, response_format: str) -> None:
+    run = get_current_run_tree()
+    if run is not None:
+        run.add_metadata(
+            {"stop_artifact": sanitize_artifact(_artifact_of(result, response_format))}
+        )
+
+
+def _sync(func: Callable[..., Any], response_format: str) -> Callable[..., Any]:
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = func(*args, **kwargs)
+        _annotate_tool_run(result, response_format)
+        return result
+
+    return call
+
+
+def _async(
+    func: Callable[..., Awaitable[Any]], response_format: str
+) -> Callable[..., Awaitable[Any]]:
+    @functools.wraps(func)
+    async def call(*args: Any, **kwargs: Any) -> Any:
+        result = await func(*args, **kwargs)
+        _annotate_tool_run(result, response_format)
+        return result
+
+    return call
+
+
+def traced_tool(tool: BaseTool) -> BaseTool:
+    """Return a copy of a tool whose own run records ``stop_artifact`` (sanitized).
+
+    The metadata must be written inside the tool's run, before it ends, so the copy
+    wraps the tool's function. Tools built with ``@tool`` / ``StructuredTool`` are
+    wrapped; any other tool is returned unchanged.
+
+    Args:
+        tool: The tool about to run.
+
+    Returns:
+        The wrapped copy, or ``tool`` itself.
+    """
+    if not isinstance(tool, StructuredTool):
+        return tool
+    update: dict[str, Any] = {}
+    if tool.func is not None:
+        update["func"] = _sync(tool.func, tool.response_format)
+    if tool.coroutine is not None:
+        update["coroutine"] = _async(tool.coroutine, tool.response_format)
+    return tool.model_copy(update=update)
+
+
+def with_artifact_metadata(request: ToolCallRequest) -> ToolCallRequest:
+    """Return the tool call request with :func:`traced_tool` applied, when traced.
+
+    Args:
+        request: The tool call about to run.
+
+    Returns:
+        The request unchanged when the run is not traced or has no tool, else a copy that
+        runs the wrapped tool.
+    """
+    if request.tool is None or get_current_run_tree() is None:
+        return request
+    return request.override(tool=traced_tool(request.tool))
