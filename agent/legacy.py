@@ -30,7 +30,7 @@ from agent.contract import decide, final_text, is_hard_stop
 from agent.models import load_model
 from agent.observe import publish, record_model_call
 from agent.policy import aenforce_spend_cap, enforce_spend_cap, tool_error_content
-from agent.state import InputState, State
+from agent.state import InputState, State, require_messages
 from agent.tools import TOOLS
 from agent.trace_client import configure_tracing
 
@@ -57,7 +57,8 @@ def build_legacy(
     async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Call the model; with tools bound unless a polish stop is pending."""
         context = resolve(runtime.context)
-        messages = state["messages"]
+        messages = state.get("messages", [])
+        require_messages(messages)
         update: dict[str, Any] = {}
         if isinstance(messages[-1], HumanMessage):
             update["stop_decision"] = None  # a new turn: no tool has run yet

@@ -30,7 +30,7 @@ from agent.contract import StopDecision, decide, final_text, is_hard_stop
 from agent.models import OfflineChatModel, load_model
 from agent.observe import publish, record_model_call
 from agent.policy import ToolResult, aenforce_spend_cap, enforce_spend_cap, tool_error_content
-from agent.state import StopState
+from agent.state import StopState, require_messages
 from agent.tools import TOOLS
 from agent.trace_client import configure_tracing
 
@@ -106,8 +106,9 @@ class StopOnArtifactMiddleware(AgentMiddleware[StopState, Context]):
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: StopState, runtime: Runtime[Context]) -> dict[str, Any] | None:
         """Decide about the tool step that just ran, if any."""
-        messages = state["messages"]
-        last = messages[-1] if messages else None
+        messages = state.get("messages", [])
+        require_messages(messages)
+        last = messages[-1]
         if isinstance(last, HumanMessage):
             return {"stop_decision": None}  # a new turn: no tool has run yet
         if not isinstance(last, ToolMessage):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents import AgentState
@@ -10,6 +11,22 @@ from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
 from agent.contract import StopDecision
+
+NO_MESSAGES = (
+    "input needs at least one message under 'messages', for example "
+    "{'messages': [{'role': 'user', 'content': '...'}]}"
+)
+"""The error a run without messages fails with (a ValueError: the API passes its text on)."""
+
+
+def require_messages(messages: Sequence[AnyMessage]) -> None:
+    """Fail a run that has no messages, with an error naming ``messages``.
+
+    Raises:
+        ValueError: If ``messages`` is empty.
+    """
+    if not messages:
+        raise ValueError(NO_MESSAGES)
 
 
 class InputState(TypedDict):

@@ -123,14 +123,6 @@ async def test_ill_typed_messages_fail_the_run_clearly(client: LangGraphClient) 
     await assert_still_serving(client)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "no user message: `legacy` fails with a masked IndexError ('An internal error "
-        "occurred') and `middleware` calls the model with nothing; both graphs need an "
-        "input check that raises a ValueError naming 'messages'"
-    ),
-)
 async def test_missing_messages_fail_the_run_naming_messages(client: LangGraphClient) -> None:
     async def one(graph: str, payload: dict[str, Any]) -> None:
         output = await client.runs.wait(None, graph, input=payload, raise_error=False)

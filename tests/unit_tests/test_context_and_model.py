@@ -118,3 +118,10 @@ async def test_one_model_serves_many_threads_independently(graph_name: str) -> N
     assert first.decision is not None and second.decision is not None
     assert (first.decision["rule"], second.decision["rule"]) == ("completed", "fatal")
     assert again.answer.content == first.answer.content
+
+
+@pytest.mark.parametrize("payload", [{}, {"messages": []}])
+async def test_a_run_without_messages_names_messages(graph_name: str, payload: dict) -> None:
+    graph = build(graph_name)
+    with pytest.raises(ValueError, match="'messages'"):
+        await graph.ainvoke(payload, {"configurable": {"thread_id": "empty"}})
