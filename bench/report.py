@@ -360,6 +360,31 @@ def chart(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+README = Path(__file__).resolve().parent.parent / "README.md"
+README_BEGIN = "<!-- bench:results -->"
+README_END = "<!-- /bench:results -->"
+
+
+def readme_block(result: dict[str, Any]) -> str:
+    """Render the README's results block: the tables of ``latest.md``, headings demoted."""
+    body = markdown(result).split("\n", 1)[1]  # drop the "# Benchmark results" title
+    body = body.replace("\n## ", "\n#### ").strip()
+    return f"{README_BEGIN}\n{body}\n{README_END}"
+
+
+def update_readme(text: str, result: dict[str, Any]) -> str:
+    """Return README text whose results block is rendered from ``result``.
+
+    Raises:
+        ValueError: If the README has no results block.
+    """
+    start, end = text.find(README_BEGIN), text.find(README_END)
+    if start < 0 or end < start:
+        msg = f"README has no {README_BEGIN} ... {README_END} block"
+        raise ValueError(msg)
+    return text[:start] + readme_block(result) + text[end + len(README_END) :]
+
+
 def write(result: dict[str, Any], out: Path) -> dict[str, Path]:
     """Write ``latest.json``, ``latest.md`` and ``latest.png`` into ``out``.
 

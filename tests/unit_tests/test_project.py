@@ -83,3 +83,11 @@ def test_langgraph_dockerfile_builds(tmp_path: Path) -> None:
     text = out.read_text()
     assert "agent.legacy:graph" in text
     assert "agent.middleware:graph" in text
+
+
+def test_readme_benchmark_tables_come_from_latest_json() -> None:
+    from bench.report import readme_block
+
+    result = json.loads((ROOT / "bench" / "results" / "latest.json").read_text("utf-8"))
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert readme_block(result) in readme, "run `make bench` to refresh README and results"
