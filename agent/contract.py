@@ -276,16 +276,24 @@ def model_call_count(messages: Sequence[BaseMessage]) -> int:
 
 
 def transient_count(messages: Sequence[BaseMessage]) -> int:
-    """Count valid ``transient`` artifacts since the last user message."""
+    """Count valid ``transient`` outcomes since the last user message.
+
+    A repeated ``tool_call_id`` counts once, its first copy deciding, as in
+    :func:`latest_tool_step`.
+    """
     count = 0
+    seen: set[str] = set()
     for message in messages[turn_start(messages) :]:
-        if isinstance(message, ToolMessage) and isinstance(message.artifact, dict):
-            if message.artifact.get("reason") == "transient":
-                try:
-                    parse_artifact(message.artifact)
-                except InvalidArtifactError:
-                    continue
-                count += 1
+        if not isinstance(message, ToolMessage) or message.tool_call_id in seen:
+            continue
+        seen.add(message.tool_call_id)
+        artifact = message.artifact
+        if isinstance(artifact, dict) and artifact.get("reason") == "transient":
+            try:
+                parse_artifact(artifact)
+            except InvalidArtifactError:
+                continue
+            count += 1
     return count
 
 
@@ -357,6 +365,9 @@ def _decision(
 def _choose(verdicts: list[_Verdict], policy: str) -> _Verdict:
     stops = [v for v in verdicts if v["stop"]]
     goes = [v for v in verdicts if not v["stop"]]
+    blocks = [v for v in stops if v["rule"] == "policy_block"]
+    if blocks:
+        return blocks[0]  # a policy denial is never outvoted, whatever the parallel policy
     if policy == "all":
         return goes[0] if goes else stops[0]
     if not stops:
@@ -374,9 +385,10 @@ def decide(messages: Sequence[BaseMessage], context: Context) -> StopDecision:
     1. Judge each ToolMessage of the step: a valid artifact gives its reason; an error
        status gives ``tool_error`` (unless a valid fatal/policy_block artifact rides on
        it); a malformed artifact gives ``invalid_artifact``; none gives ``no_artifact``.
-    2. Pick one by ``context.parallel_policy``: ``priority`` (any stop wins;
-       policy_block > fatal > completed), ``any`` (first stop in call order) or ``all``
-       (stop only if every call stops; the first call decides).
+    2. A policy block anywhere in the step wins. Otherwise pick one by
+       ``context.parallel_policy``: ``priority`` (any stop wins; fatal > completed),
+       ``any`` (first stop in call order) or ``all`` (stop only if every call stops;
+       the first call decides).
     3. ``stop_mode="never"`` turns a completed/fatal stop into ``stop_mode_never``;
        a policy block stops in every mode.
     4. A continue stops on ``retry_budget`` once more than ``context.max_retries``

@@ -124,6 +124,10 @@ def test_tool_error_continues_unless_fatal_artifact() -> None:
         ("any", ["transient", "fatal", "completed"], ("stop", "fatal", "c1")),
         ("all", ["completed", "fatal"], ("stop", "completed", "c0")),
         ("all", ["completed", "transient"], ("continue", "transient", "c1")),
+        # A policy block is never outvoted.
+        ("any", ["completed", "policy_block"], ("stop", "policy_block", "c1")),
+        ("all", ["transient", "policy_block"], ("stop", "policy_block", "c1")),
+        ("all", ["completed", "policy_block"], ("stop", "policy_block", "c1")),
     ],
 )
 def test_parallel_policies(policy: str, reasons: list[str], expected: tuple[str, ...]) -> None:
@@ -202,3 +206,10 @@ def test_model_call_limit_bounds_the_loop() -> None:
         )["rule"]
         == "completed"
     )
+
+
+def test_a_repeated_transient_result_spends_the_budget_once() -> None:
+    messages = step(("t", contract.transient()), history=1)
+    messages.append(messages[-1].model_copy())  # the same tool_call_id delivered twice
+    assert contract.transient_count(messages) == 2
+    assert decide(messages, ctx(max_retries=2))["rule"] == "transient"
