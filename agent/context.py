@@ -91,8 +91,9 @@ class Context(BaseModel):
         description=(
             "Model calls allowed per user message. A tool step that would send the run back "
             "to the model past this cap stops it with rule 'model_call_limit' and a "
-            "user-safe message. Each model call with tools takes 2 graph steps in 'legacy' "
-            "and 3 in 'middleware': keep the run's recursion_limit above that (default 25)."
+            "user-safe message. A run capped at k model calls needs a recursion_limit of at "
+            "least 2k+2 steps in 'legacy' and 3k+2 in 'middleware' (LangGraph 1.x defaults "
+            "are far above that)."
         ),
     )
 

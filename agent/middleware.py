@@ -180,6 +180,7 @@ def build_middleware(
         OfflineChatModel(),
         list(tools),
         middleware=middleware,
+        state_schema=StopState,  # a middleware's schema cannot replace the messages reducer
         context_schema=Context,
         checkpointer=checkpointer,
         name="middleware",
