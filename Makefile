@@ -25,8 +25,9 @@ install: $(VENV)/.synced ## Create .venv from uv.lock.
 dev: install ## Serve both graphs with `langgraph dev` (offline model unless GROQ_API_KEY is set).
 	$(RUN) langgraph dev --host $(HOST) --port $(PORT) --no-browser
 
-test: install ## Run the whole suite: unit tests, then the graphs through `langgraph dev`.
+test: install ## The whole suite: unit, through `langgraph dev`, then the pinned versions.
 	$(RUN) pytest
+	$(RUN) python -m tests.compat.run --only pins legacy-0.6.6
 
 lint: install ## Ruff and mypy strict.
 	$(RUN) ruff check agent tests bench
@@ -43,7 +44,7 @@ bench: install ## The benchmark: writes bench/results/.
 e2e: install ## The check matrix against a dev server on real Groq (needs GROQ_API_KEY).
 	$(RUN) python -m agent.e2e
 
-compat: install ## The characterization suite on other langchain/langgraph versions.
+compat: install ## The characterization suite on the article's pins, the newest releases, 0.6.6.
 	$(RUN) python -m tests.compat.run
 
 clean:

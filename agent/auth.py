@@ -1,0 +1,237 @@
+"""Owner-scoped access for the deployment: API keys in, one identity per key.
+
+``langgraph.json`` names :data:`auth` (``"auth": {"path": "agent.auth:auth"}``). The
+server loads this module once at start.
+
+- ``AGENT_API_KEYS`` set (``key:identity`` pairs, comma-separated): every request needs a
+  valid ``x-api-key`` header (401 otherwise). Threads, runs, assistants, crons and store
+  items belong to the identity that created them; another identity gets 404 on them and
+  does not see them in searches. The graphs' own assistants (``created_by: system``) stay
+  readable and runnable by every identity.
+- ``AGENT_API_KEYS`` unset or empty: the server is open (local development), and says so
+  once, with a warning, when it starts.
+
+Keys never appear in errors or logs: a malformed entry is named by its position.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph_sdk import Auth
+
+logger = logging.getLogger(__name__)
+
+API_KEYS_ENV = "AGENT_API_KEYS"
+"""Environment variable holding ``key:identity`` pairs, comma-separated."""
+
+API_KEY_HEADER = "x-api-key"
+"""The request header that carries the key."""
+
+OWNER = "owner"
+"""Metadata key that records the identity owning a thread, run, assistant or cron."""
+
+OPEN_IDENTITY = "anonymous"
+"""The identity every request gets when no keys are configured."""
+
+OPEN_SERVER_WARNING = (
+    f"{API_KEYS_ENV} is not set: this server is open. Every request is accepted without "
+    f"a key and every thread, run and assistant is visible to every caller. Set "
+    f"{API_KEYS_ENV}='key:identity,...' before exposing it beyond this machine."
+)
+"""Logged once, at start, when the server runs without keys."""
+
+_IDENTITY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$")
+_SYSTEM_ASSISTANTS = {"created_by": "system"}
+"""Metadata the server puts on the assistant it creates for each graph."""
+
+
+class ApiKeysError(ValueError):
+    """``AGENT_API_KEYS`` is malformed. The message names the entry, never the key."""
+
+
+def parse_api_keys(raw: str) -> dict[str, str]:
+    """Parse ``AGENT_API_KEYS`` into a key -> identity map.
+
+    The format is ``key:identity`` pairs separated by commas, for example
+    ``"k3y-one:alice,k3y-two:bob"``. Spaces around entries are ignored. A key may contain
+    ``:`` (the identity is what follows the last one); an identity is 1 to 128 characters
+    from ``A-Z a-z 0-9 _ . @ -``. Several keys may map to the same identity.
+
+    Args:
+        raw: The variable's value. Empty or blank means no keys (an open server).
+
+    Returns:
+        The map, empty when ``raw`` is blank.
+
+    Raises:
+        ApiKeysError: If an entry is empty, has no ``:``, has an empty key, a key with
+            whitespace, a bad identity, or repeats a key. The message gives the entry's
+            1-based position (and the identity when it is readable), never the key.
+    """
+    keys: dict[str, str] = {}
+    if not raw.strip():
+        return keys
+    entries = raw.split(",")
+    for position, entry in enumerate(entries, start=1):
+        where = f"{API_KEYS_ENV} entry {position} of {len(entries)}"
+        entry = entry.strip()
+        if not entry:
+            msg = f"{where} is empty; expected 'key:identity' pairs separated by commas"
+            raise ApiKeysError(msg)
+        key, sep, identity = entry.rpartition(":")
+        if not sep:
+            msg = f"{where} has no ':'; expected 'key:identity'"
+            raise ApiKeysError(msg)
+        if not _IDENTITY.match(identity):
+            msg = (
+                f"{where} has an invalid identity: expected 1 to 128 characters from "
+                f"A-Z a-z 0-9 _ . @ -, starting with a letter or digit"
+            )
+            raise ApiKeysError(msg)
+        if not key:
+            msg = f"{where} (identity {identity!r}) has an empty key"
+            raise ApiKeysError(msg)
+        if any(ch.isspace() for ch in key):
+            msg = f"{where} (identity {identity!r}) has whitespace inside its key"
+            raise ApiKeysError(msg)
+        if key in keys:
+            msg = f"{where} (identity {identity!r}) repeats the key of an earlier entry"
+            raise ApiKeysError(msg)
+        keys[key] = identity
+    return keys
+
+
+def identity_for(presented: str, keys: Mapping[str, str]) -> str | None:
+    """Return the identity a presented key belongs to, or None.
+
+    Compares against every configured key in constant time per key, so the time taken
+    does not reveal how much of a key matched.
+
+    Args:
+        presented: The ``x-api-key`` header value.
+        keys: The configured key -> identity map.
+
+    Returns:
+        The identity, or None for an unknown key.
+    """
+    found: str | None = None
+    candidate = presented.encode("utf-8")
+    for key, identity in keys.items():
+        if hmac.compare_digest(candidate, key.encode("utf-8")):
+            found = identity
+    return found
+
+
+def _stamp_owner(value: dict[str, Any], identity: str) -> None:
+    """Record ``identity`` as the owner in the metadata the server is about to write."""
+    metadata = value.get("metadata")
+    if metadata is None:
+        metadata = value["metadata"] = {}
+    metadata[OWNER] = identity
+
+
+def _owned(ctx: Auth.types.AuthContext) -> dict[str, Any]:
+    return {OWNER: ctx.user.identity}
+
+
+def build_auth(keys: Mapping[str, str]) -> Auth:
+    """Build the server's ``Auth`` object for a key map.
+
+    Args:
+        keys: key -> identity. Empty builds an open ``Auth``: every request is accepted as
+            :data:`OPEN_IDENTITY` and nothing is filtered.
+
+    Returns:
+        The ``Auth`` instance the server loads.
+    """
+    auth = Auth()
+    frozen = dict(keys)
+
+    @auth.authenticate
+    async def authenticate(headers: dict[bytes, bytes]) -> Auth.types.MinimalUserDict:
+        """Map the ``x-api-key`` header to its identity; 401 without a valid key."""
+        if not frozen:
+            return {"identity": OPEN_IDENTITY}
+        presented = headers.get(API_KEY_HEADER.encode())
+        if not presented:
+            raise Auth.exceptions.HTTPException(
+                status_code=401, detail=f"missing {API_KEY_HEADER} header"
+            )
+        identity = identity_for(presented.decode("utf-8", errors="replace"), frozen)
+        if identity is None:
+            raise Auth.exceptions.HTTPException(status_code=401, detail=f"invalid {API_KEY_HEADER}")
+        return {"identity": identity}
+
+    if not frozen:
+        return auth
+
+    @auth.on
+    async def deny_unlisted(ctx: Auth.types.AuthContext, value: Any) -> bool:
+        """Refuse any resource or action this module does not scope explicitly."""
+        return False
+
+    @auth.on.threads
+    async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> dict[str, Any]:
+        """Threads and their runs belong to their creator."""
+        if ctx.action in ("create", "update", "create_run"):
+            _stamp_owner(value, ctx.user.identity)
+        return _owned(ctx)
+
+    @auth.on.assistants
+    async def own_assistants(ctx: Auth.types.AuthContext, value: Any) -> dict[str, Any]:
+        """Assistants belong to their creator; the graphs' own assistants are shared."""
+        if ctx.action in ("create", "update"):
+            metadata = value.get("metadata") or {}
+            if metadata.get("created_by") == _SYSTEM_ASSISTANTS["created_by"]:
+                raise Auth.exceptions.HTTPException(
+                    status_code=403, detail="metadata created_by='system' is reserved"
+                )
+            _stamp_owner(value, ctx.user.identity)
+        if ctx.action in ("read", "search"):
+            return {"$or": [_owned(ctx), dict(_SYSTEM_ASSISTANTS)]}
+        return _owned(ctx)
+
+    @auth.on.crons
+    async def own_crons(ctx: Auth.types.AuthContext, value: Any) -> dict[str, Any]:
+        """Crons belong to their creator."""
+        if ctx.action in ("create", "update"):
+            _stamp_owner(value, ctx.user.identity)
+        return _owned(ctx)
+
+    @auth.on.store
+    async def own_store(ctx: Auth.types.AuthContext, value: Any) -> None:
+        """Scope every store namespace under the caller's identity."""
+        namespace = tuple(value.get("namespace") or ())
+        if not namespace or namespace[0] != ctx.user.identity:
+            namespace = (ctx.user.identity, *namespace)
+        value["namespace"] = namespace
+
+    return auth
+
+
+def load_api_keys(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """Read and parse ``AGENT_API_KEYS``; warn once when it is unset.
+
+    Args:
+        environ: Where to read it from.
+
+    Returns:
+        key -> identity; empty for an open server.
+
+    Raises:
+        ApiKeysError: If the value is malformed (the server then refuses to start).
+    """
+    keys = parse_api_keys(environ.get(API_KEYS_ENV, ""))
+    if not keys:
+        logger.warning(OPEN_SERVER_WARNING)
+    return keys
+
+
+auth = build_auth(load_api_keys())
+"""What ``langgraph.json``'s ``auth.path`` points at."""

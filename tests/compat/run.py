@@ -1,0 +1,252 @@
+"""Run the characterization suite on other langchain/langgraph releases: ``make compat``.
+
+Each environment is a throwaway virtualenv made with ``uv venv`` + ``uv pip install``:
+
+- ``pins``: the article's pins, langchain 1.4.2 with langgraph 1.2.11 (langchain-groq 1.1.3);
+- ``newest``: the newest release of every dependency;
+- ``legacy-0.6.6``: langgraph 0.6.6, the last release before ``create_agent``, with the
+  langchain 0.3 line it supports. Only the ``legacy`` design can apply there; the suite
+  says why each graph module cannot import, and runs the pins that need langgraph alone.
+
+The project goes in with ``uv pip install -e . --no-deps``; its other dependencies come
+from ``pyproject.toml`` (minus the dev server, which no test here starts). Then pytest
+runs ``tests/compat/test_characterization.py`` (and ``tests/unit_tests/test_matrix.py``
+where both graphs can run) inside the environment. A table of versions, results and the
+reasons a graph cannot run closes the output; the exit status is non-zero if any test
+failed.
+
+Usage: ``python -m tests.compat.run [--only NAME ...] [--keep]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = "tests/compat/test_characterization.py"
+MATRIX = "tests/unit_tests/test_matrix.py"
+TEST_TOOLS = ("pytest>=8", "pytest-asyncio>=0.23")
+NOT_NEEDED = frozenset({"langgraph-cli"})
+"""Project dependencies no test here uses: the dev server."""
+REPORTED = ("langgraph", "langchain", "langchain-core", "langgraph-prebuilt", "langchain-groq")
+
+
+@dataclass(frozen=True)
+class Environment:
+    """One set of versions to characterize."""
+
+    name: str
+    pins: tuple[str, ...]
+    """Requirements that replace the project's own for the same distribution."""
+    unrunnable: tuple[str, ...] = ()
+    """Graphs (and ``create_agent``) known not to run here: their tests skip with the reason."""
+    project_deps: bool = True
+    """Install the project's remaining dependencies from pyproject.toml."""
+    upgrade: bool = False
+    tests: tuple[str, ...] = (SUITE, MATRIX)
+
+
+ENVIRONMENTS = (
+    Environment(
+        "pins",
+        ("langchain==1.4.2", "langgraph==1.2.11", "langchain-groq==1.1.3"),
+    ),
+    Environment("newest", (), upgrade=True),
+    Environment(
+        "legacy-0.6.6",
+        ("langgraph==0.6.6", "langchain<1", "pydantic>=2.7", "typing-extensions>=4.10"),
+        unrunnable=("legacy", "middleware", "create_agent"),
+        project_deps=False,
+        tests=(SUITE,),
+    ),
+)
+
+
+@dataclass
+class Result:
+    """What one environment showed."""
+
+    env: Environment
+    versions: dict[str, str] = field(default_factory=dict)
+    passed: int = 0
+    failed: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    error: str | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.failed
+
+
+def find_uv() -> str:
+    """``uv``: the one running ``make`` (``$UV``), on PATH, or the project's ``.tools``."""
+    for candidate in (os.environ.get("UV"), shutil.which("uv"), str(ROOT / ".tools/bin/uv")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    msg = "uv not found: run `make install` first, or put uv on PATH"
+    raise SystemExit(msg)
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def requirements(env: Environment) -> list[str]:
+    """The project's dependencies with the environment's pins in place, plus pytest."""
+    pinned = {_name(pin): pin for pin in env.pins}
+    wanted = list(env.pins)
+    if env.project_deps:
+        project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+        for requirement in project["dependencies"]:
+            name = _name(requirement)
+            if name not in pinned and name not in NOT_NEEDED:
+                wanted.append(requirement)
+    return [*wanted, *TEST_TOOLS]
+
+
+def _run(command: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, capture_output=True, text=True, check=False, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+
+def _versions(python: Path) -> dict[str, str]:
+    code = (
+        "import importlib.metadata as m, json\n"
+        "out = {}\n"
+        f"for name in {REPORTED!r}:\n"
+        "    try: out[name] = m.version(name)\n"
+        "    except m.PackageNotFoundError: out[name] = '-'\n"
+        "from tests.compat.test_characterization import default_recursion_limit\n"
+        "limit = default_recursion_limit()\n"
+        "out['default recursion_limit'] = str(limit) if limit else '>= 200'\n"
+        "print(json.dumps(out))\n"
+    )
+    done = _run([str(python), "-c", code], cwd=ROOT)
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr else "?"}
+    import json
+
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _read_junit(path: Path, result: Result) -> None:
+    tree = ET.parse(path)
+    for case in tree.iter("testcase"):
+        name = case.get("name", "?")
+        failure = case.find("failure")
+        if failure is None:
+            failure = case.find("error")
+        skipped = case.find("skipped")
+        if failure is not None:
+            message = (failure.get("message") or "").strip().splitlines()
+            result.failed.append(f"{name}: {message[0] if message else 'failed'}")
+        elif skipped is not None:
+            reason = (skipped.get("message") or "").removeprefix("Skipped: ").strip()
+            result.skipped.append(f"{name}: {reason}")
+        else:
+            result.passed += 1
+
+
+def characterize(env: Environment, uv: str, keep: bool) -> Result:
+    """Create the environment, install, run the suite, and read the results."""
+    result = Result(env)
+    folder = Path(tempfile.mkdtemp(prefix=f"soa-compat-{env.name}-"))
+    venv = folder / "venv"
+    python = venv / "bin" / "python"
+    uv_env = {**os.environ, "VIRTUAL_ENV": str(venv)}
+    uv_env.pop("UV_PROJECT_ENVIRONMENT", None)
+    try:
+        started = time.monotonic()
+        made = _run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)])
+        if made.returncode != 0:
+            result.error = f"uv venv failed: {made.stderr.strip()}"
+            return result
+        install = [uv, "pip", "install", "--quiet", "--python", str(python)]
+        if env.upgrade:
+            install.append("--upgrade")
+        done = _run([*install, *requirements(env)], env=uv_env)
+        if done.returncode == 0:
+            done = _run([*install, "--no-deps", "-e", str(ROOT)], env=uv_env)
+        result.seconds["install"] = time.monotonic() - started
+        if done.returncode != 0:
+            result.error = f"install failed: {done.stderr.strip()[-2000:]}"
+            return result
+        result.versions = _versions(python)
+
+        started = time.monotonic()
+        junit = folder / "junit.xml"
+        test_env = {**os.environ, "COMPAT_UNRUNNABLE": ",".join(env.unrunnable)}
+        test_env.pop("VIRTUAL_ENV", None)
+        command = [
+            str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            "-W", "ignore::DeprecationWarning", f"--junitxml={junit}", *env.tests,
+        ]  # fmt: skip
+        tested = _run(command, cwd=ROOT, env=test_env)
+        result.seconds["tests"] = time.monotonic() - started
+        if junit.exists():
+            _read_junit(junit, result)
+        if tested.returncode not in (0, 1) or not junit.exists():
+            tail = "\n".join((tested.stdout + tested.stderr).strip().splitlines()[-15:])
+            result.error = f"pytest exited with {tested.returncode}:\n{tail}"
+        elif tested.returncode == 1 and not result.failed:
+            result.error = "pytest failed without a failing test:\n" + tested.stdout[-1500:]
+        return result
+    finally:
+        if keep:
+            print(f"[{env.name}] kept {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def report(results: list[Result], total: float) -> str:
+    lines = []
+    for result in results:
+        env = result.env
+        status = "ok" if result.ok else "FAILED"
+        timing = ", ".join(f"{k} {v:.1f}s" for k, v in result.seconds.items())
+        lines.append(f"== {env.name}: {status} ({timing})")
+        if result.versions:
+            lines.append("   " + ", ".join(f"{k} {v}" for k, v in result.versions.items()))
+        unrunnable = ", ".join(env.unrunnable) or "-"
+        lines.append(
+            f"   {result.passed} passed, {len(result.failed)} failed, "
+            f"{len(result.skipped)} skipped (declared unrunnable: {unrunnable})"
+        )
+        reasons = sorted({s.split(": ", 1)[1] for s in result.skipped if ": " in s})
+        lines += [f"   why: {reason}" for reason in reasons]
+        lines += [f"   FAIL {failure}" for failure in result.failed]
+        if result.error:
+            lines += ["   " + line for line in result.error.splitlines()]
+    lines.append(f"compat: {len(results)} environments in {total:.1f}s")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="*", choices=[e.name for e in ENVIRONMENTS])
+    parser.add_argument("--keep", action="store_true", help="keep the environments")
+    args = parser.parse_args(argv)
+    uv = find_uv()
+    chosen = [e for e in ENVIRONMENTS if not args.only or e.name in args.only]
+    started = time.monotonic()
+    results = []
+    for env in chosen:
+        print(f"[{env.name}] installing {' '.join(env.pins) or 'newest releases'} ...", flush=True)
+        results.append(characterize(env, uv, args.keep))
+    print(report(results, time.monotonic() - started))
+    return 0 if all(r.ok for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

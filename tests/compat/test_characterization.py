@@ -1,0 +1,551 @@
+"""Characterization: what this project relies on, checked on whatever versions are installed.
+
+Three groups:
+
+- **Can the graphs run here?** Each graph module needs specific APIs (``ToolNode``'s
+  ``wrap_tool_call``, ``langchain.tools.ToolRuntime``, ``create_agent`` ...). When one is
+  missing the test says which, in one line, instead of an ImportError deep in a module.
+- **Framework pins.** Behaviours of langchain/langgraph the design depends on, checked on
+  the framework alone (scripted model, tiny tools, no project code), so an upgrade that
+  changes one fails here by name: the ``Command(goto=END)`` that ``create_agent`` ignores,
+  the relay-message pitfall of ``return_direct``, the ``before_model`` jump, one ``tools``
+  task per tool call, artifacts kept on ``ToolMessage``, prebuilt ``return_direct``.
+- **The forced-outcome matrix** of ``agent.scenarios`` on each graph, and the model-call
+  cap against the default recursion limit.
+
+``python -m tests.compat.run`` runs this file on other releases. An environment where a
+graph cannot run at all (langgraph 0.6.6 predates ``create_agent``) names it in
+``COMPAT_UNRUNNABLE``; those tests then skip with the reason, and fail if nothing blocks.
+Everywhere else, a blocker is a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.metadata
+import inspect
+import os
+import sys
+import types
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import BaseTool, tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.errors import GraphRecursionError
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+ROOT = Path(__file__).resolve().parents[2]
+GRAPHS = ("legacy", "middleware")
+UNRUNNABLE_ENV = "COMPAT_UNRUNNABLE"
+"""Comma-separated: graphs (and ``create_agent``) this environment is known not to run."""
+ANSWERED = "the model answered after the tools"
+PAGE = "page about {query}"
+
+
+# ---------------------------------------------------------------------------------------
+# Versions and blockers.
+
+
+def version(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def versions() -> str:
+    names = ("langgraph", "langchain", "langchain-core", "langgraph-prebuilt")
+    return ", ".join(f"{name} {version(name)}" for name in names)
+
+
+def _missing(module: str, names: Sequence[str], why: str) -> list[str]:
+    try:
+        imported = importlib.import_module(module)
+    except ImportError as error:
+        return [f"{module} cannot be imported ({error}); {why}"]
+    absent = []
+    for name in names:
+        try:
+            getattr(imported, name)
+        except Exception:  # a lazy __getattr__ may raise ImportError, not AttributeError
+            absent.append(name)
+    return [f"{module} has no {', '.join(absent)}; {why}"] if absent else []
+
+
+def create_agent_blockers() -> list[str]:
+    """What ``langchain.agents.create_agent`` with middleware needs, and lacks here."""
+    return _missing(
+        "langchain.agents", ["create_agent", "AgentState"], "create_agent arrived in langchain 1.0"
+    ) + _missing(
+        "langchain.agents.middleware",
+        ["AgentMiddleware", "ModelRequest", "ModelResponse", "ToolErrorMiddleware", "hook_config"],
+        "the middleware graph is built from these",
+    )
+
+
+def blockers(graph: str) -> list[str]:
+    """Why ``agent.<graph>`` cannot run on the installed versions; empty when it can."""
+    reasons: list[str] = []
+    try:
+        from langgraph.prebuilt import ToolNode
+    except ImportError as error:
+        reasons.append(f"langgraph.prebuilt.ToolNode cannot be imported ({error})")
+    else:
+        if "wrap_tool_call" not in inspect.signature(ToolNode.__init__).parameters:
+            reasons.append(
+                f"ToolNode on langgraph {version('langgraph')} has no wrap_tool_call "
+                "(both graphs run the spend-cap policy through it)"
+            )
+    reasons += _missing(
+        "langgraph.prebuilt.tool_node",
+        ["ToolCallRequest"],
+        "agent/policy.py wraps tool calls with it",
+    )
+    reasons += _missing(
+        "langchain.tools",
+        ["ToolRuntime"],
+        "the tools read state and tool_call_id through it (langchain 1.0+)",
+    )
+    reasons += _missing("langgraph.runtime", ["Runtime"], "nodes read the context through it")
+    if not isinstance(inspect.getattr_static(BaseMessage, "text", None), property):
+        reasons.append(
+            f"BaseMessage.text is a method on langchain-core {version('langchain-core')} (a "
+            "property from 1.0); agent/contract.py and agent/models.py read it as a property"
+        )
+    agent_blockers = create_agent_blockers()
+    if graph == "middleware":
+        reasons += agent_blockers
+    elif agent_blockers:
+        reasons.append(
+            "agent/state.py builds on langchain.agents.AgentState and agent/__init__.py "
+            "imports the middleware graph: " + agent_blockers[0]
+        )
+    if not reasons:
+        try:
+            importlib.import_module(f"agent.{graph}")
+        except Exception as error:  # anything else that stops the module: name it
+            reasons.append(f"import agent.{graph} failed: {type(error).__name__}: {error}")
+    return reasons
+
+
+def expected_unrunnable() -> set[str]:
+    return {name.strip() for name in os.environ.get(UNRUNNABLE_ENV, "").split(",") if name.strip()}
+
+
+def require(name: str, reasons: list[str]) -> None:
+    """Fail on a blocker, unless this environment declared ``name`` unrunnable: then skip."""
+    if name in expected_unrunnable():
+        assert reasons, f"{name} was declared unrunnable on {versions()}, but nothing blocks it"
+        pytest.skip(f"{name} cannot run on {versions()}: " + "; ".join(reasons))
+    assert not reasons, f"{name} cannot run on {versions()}: " + "; ".join(reasons)
+
+
+def require_graph(graph: str) -> None:
+    require(graph, blockers(graph))
+
+
+def require_create_agent() -> None:
+    require("create_agent", create_agent_blockers())
+
+
+def load_contract() -> types.ModuleType:
+    """Import ``agent.contract`` even where ``agent/__init__`` cannot import the graphs."""
+    try:
+        return importlib.import_module("agent.contract")
+    except ImportError:
+        for name in [m for m in sys.modules if m == "agent" or m.startswith("agent.")]:
+            del sys.modules[name]
+        package = types.ModuleType("agent")
+        package.__path__ = [str(ROOT / "agent")]
+        sys.modules["agent"] = package  # the package without its __init__: no graphs
+        return importlib.import_module("agent.contract")
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_the_graph_can_run_on_these_versions(graph: str) -> None:
+    require_graph(graph)
+    module = importlib.import_module(f"agent.{graph}")
+    nodes = {
+        "legacy": {"agent", "tools", "finalize"},
+        "middleware": {"model", "tools", "stop_on_artifact.before_model"},
+    }[graph]
+    assert nodes <= set(module.graph.nodes), f"{graph} nodes on {versions()}: {module.graph.nodes}"
+
+
+def test_the_contract_runs_on_these_versions() -> None:
+    """agent.contract needs only langchain-core messages and pydantic: it runs anywhere."""
+    contract = load_contract()
+    context = importlib.import_module("agent.context").Context(model="offline")
+    call = {"name": "search", "args": {}, "id": "c0", "type": "tool_call"}
+    for artifact, action in (
+        (contract.completed(), "stop"),
+        (contract.transient(), "continue"),
+        (contract.fatal(), "stop"),
+        (contract.policy_block(), "stop"),
+        ({"stop": "false", "reason": "completed"}, "continue"),
+    ):
+        messages = [
+            HumanMessage("q"),
+            AIMessage("", tool_calls=[call]),
+            ToolMessage("page", tool_call_id="c0", name="search", artifact=artifact),
+        ]
+        assert contract.decide(messages, context)["action"] == action, artifact
+
+
+# ---------------------------------------------------------------------------------------
+# A scripted model and tiny tools: the framework alone.
+
+
+class ScriptedModel(BaseChatModel):
+    """First turn: call ``calls`` (one call each, in order). After tools: answer in prose."""
+
+    calls: list[str] = ["probe"]
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if isinstance(messages[-1], HumanMessage) and kwargs.get("tools"):
+            message = AIMessage(
+                content="",
+                tool_calls=[
+                    {
+                        "name": name,
+                        "args": {"query": f"q{i}"},
+                        "id": f"call_{i}",
+                        "type": "tool_call",
+                    }
+                    for i, name in enumerate(self.calls)
+                ],
+            )
+        else:
+            message = AIMessage(content=ANSWERED)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+@tool(response_format="content_and_artifact")
+def probe(query: str) -> tuple[str, dict[str, Any]]:
+    """Look something up."""
+    return PAGE.format(query=query), {"stop": True, "reason": "completed"}
+
+
+@tool(response_format="content_and_artifact", return_direct=True)
+def direct_probe(query: str) -> tuple[str, dict[str, Any]]:
+    """Look something up; return_direct."""
+    return PAGE.format(query=query), {"stop": True, "reason": "completed"}
+
+
+def model_calls(messages: Sequence[BaseMessage]) -> int:
+    """AIMessages the scripted model produced (relays carry tool content instead)."""
+    return sum(
+        isinstance(m, AIMessage) and (bool(m.tool_calls) or m.content == ANSWERED) for m in messages
+    )
+
+
+def agent_with(middleware: Sequence[Any], tools: Sequence[BaseTool], calls: list[str]) -> Any:
+    from langchain.agents import create_agent
+
+    return create_agent(ScriptedModel(calls=calls), list(tools), middleware=list(middleware))
+
+
+def tool_wrapper(
+    wrap: Callable[[ToolMessage], Any],
+) -> Any:
+    """A middleware whose ``wrap_tool_call`` runs the tool, then returns ``wrap(result)``."""
+    from langchain.agents.middleware import AgentMiddleware
+
+    class Wrap(AgentMiddleware):  # type: ignore[type-arg]
+        def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+            return wrap(handler(request))
+
+    return Wrap()
+
+
+def user(text: str = "look it up") -> dict[str, Any]:
+    return {"messages": [HumanMessage(text)]}
+
+
+# ---------------------------------------------------------------------------------------
+# Pins on create_agent.
+
+
+def test_pin_command_goto_end_from_wrap_tool_call_does_not_end_a_create_agent_run() -> None:
+    require_create_agent()
+    from langgraph.types import Command
+
+    graph = agent_with(
+        [tool_wrapper(lambda result: Command(goto=END, update={"messages": [result]}))],
+        [probe],
+        ["probe"],
+    )
+    messages = graph.invoke(user())["messages"]
+    assert model_calls(messages) == 2, (
+        f"On {versions()} a wrap_tool_call returning Command(goto=END) ended the run "
+        "after the tool: create_agent changed; re-check why the stop lives in before_model"
+    )
+    assert messages[-1].content == ANSWERED
+
+
+@pytest.mark.parametrize("relay", [False, True], ids=["result-only", "result-and-relay"])
+def test_pin_a_relay_message_hides_the_tool_call_from_the_return_direct_exit(relay: bool) -> None:
+    """The article's pitfall: same Command, one extra AIMessage, a different route."""
+    require_create_agent()
+    from langgraph.types import Command
+
+    def wrap(result: ToolMessage) -> Any:
+        update = [result, AIMessage(content=str(result.content))] if relay else [result]
+        return Command(update={"messages": update})
+
+    graph = agent_with([tool_wrapper(wrap)], [direct_probe], ["direct_probe"])
+    messages = graph.invoke(user())["messages"]
+    if relay:
+        assert model_calls(messages) == 2, (
+            f"On {versions()} a relay AIMessage beside the ToolMessage no longer sends the "
+            "run back to the model: the return_direct exit check changed"
+        )
+        assert messages[-1].content == ANSWERED
+    else:
+        assert model_calls(messages) == 1, (
+            f"On {versions()} a return_direct tool no longer ends the run after the tool"
+        )
+        assert isinstance(messages[-1], ToolMessage)
+        assert messages[-1].content == PAGE.format(query="q0")
+
+
+def test_pin_before_model_jump_to_end_stops_after_a_tool_step_with_one_model_call() -> None:
+    require_create_agent()
+    from langchain.agents.middleware import AgentMiddleware, hook_config
+
+    class StopOnArtifact(AgentMiddleware):  # type: ignore[type-arg]
+        @hook_config(can_jump_to=["end"])
+        def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+            last = state["messages"][-1]
+            if isinstance(last, ToolMessage) and (last.artifact or {}).get("stop"):
+                return {"jump_to": "end", "messages": [AIMessage(content=last.content)]}
+            return None
+
+    graph = agent_with([StopOnArtifact()], [probe], ["probe"])
+    path = [node for update in graph.stream(user(), stream_mode="updates") for node in update]
+    hook = "StopOnArtifact.before_model"
+    assert path == [hook, "model", "tools", hook], f"path on {versions()}: {path}"
+    messages = graph.invoke(user())["messages"]
+    assert model_calls(messages) == 1
+    assert messages[-1].content == PAGE.format(query="q0")
+
+
+def test_pin_create_agent_runs_each_tool_call_as_its_own_tools_task() -> None:
+    require_create_agent()
+    from langchain.agents.middleware import AgentMiddleware
+
+    class Watch(AgentMiddleware):  # type: ignore[type-arg]
+        def before_model(self, state: Any, runtime: Any) -> None:
+            return None
+
+    graph = agent_with([Watch()], [probe], ["probe", "probe"])
+    path = [node for update in graph.stream(user(), stream_mode="updates") for node in update]
+    hook = "Watch.before_model"
+    assert path == [hook, "model", "tools", "tools", hook, "model"], (
+        f"On {versions()} two tool calls in one turn gave the path {path}; agent/scenarios.py "
+        "expects one `tools` update per call and one hook run after both"
+    )
+
+
+def test_pin_create_agent_stops_on_return_direct_only_when_every_executed_tool_is() -> None:
+    require_create_agent()
+    graph = agent_with([], [direct_probe, probe], ["direct_probe", "probe"])
+    messages = graph.invoke(user())["messages"]
+    assert model_calls(messages) == 2, f"create_agent's return_direct rule changed on {versions()}"
+
+
+# ---------------------------------------------------------------------------------------
+# Pins on langgraph alone (these run on langgraph 0.6.6 too).
+
+
+def test_pin_tool_node_keeps_the_artifact_out_of_the_content() -> None:
+    from langgraph.prebuilt import ToolNode
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode([probe]))
+    builder.add_edge(START, "tools")
+    builder.add_edge("tools", END)
+    call = {"name": "probe", "args": {"query": "x"}, "id": "c0", "type": "tool_call"}
+    result = builder.compile().invoke({"messages": [AIMessage("", tool_calls=[call])]})
+    message = result["messages"][-1]
+    assert isinstance(message, ToolMessage)
+    assert message.artifact == {"stop": True, "reason": "completed"}
+    assert message.content == PAGE.format(query="x")
+    assert "stop" not in message.content
+
+
+def test_pin_prebuilt_react_agent_stops_if_any_tool_is_return_direct() -> None:
+    """create_react_agent (deprecated in 1.x) stops when ANY executed tool is return_direct."""
+    from langgraph.prebuilt import create_react_agent
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph = create_react_agent(
+            ScriptedModel(calls=["direct_probe", "probe"]), [direct_probe, probe]
+        )
+    messages = graph.invoke(user())["messages"]
+    assert model_calls(messages) == 1, (
+        f"create_react_agent's return_direct rule changed on {versions()}"
+    )
+    assert isinstance(messages[-1], ToolMessage), "it answers with messages[-1], a tool's output"
+
+
+def hand_built_router(search: BaseTool, contract: types.ModuleType, context: Any) -> Any:
+    """The article's legacy graph: agent -> tools -> finalize, the edge asks decide()."""
+    from langgraph.prebuilt import ToolNode
+
+    model = ScriptedModel(calls=[search.name]).bind_tools([search])
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    def route_after_agent(state: MessagesState) -> str:
+        last = state["messages"][-1]
+        return "tools" if isinstance(last, AIMessage) and last.tool_calls else END
+
+    def route_after_tools(state: MessagesState) -> str:
+        decision = contract.decide(state["messages"], context)
+        return "finalize" if decision["action"] == "stop" else "agent"
+
+    def finalize(state: MessagesState) -> dict[str, Any]:
+        # The chosen tool's content, verbatim (final_text needs langchain-core 1.x).
+        decision = contract.decide(state["messages"], context)
+        chosen = next(
+            m
+            for m in state["messages"]
+            if isinstance(m, ToolMessage) and m.tool_call_id == decision["tool_call_id"]
+        )
+        return {"messages": [AIMessage(content=chosen.content)]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode([search]))
+    builder.add_node("finalize", finalize)
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", route_after_agent, {"tools": "tools", END: END})
+    builder.add_conditional_edges(
+        "tools", route_after_tools, {"agent": "agent", "finalize": "finalize"}
+    )
+    builder.add_edge("finalize", END)
+    return builder.compile()
+
+
+@pytest.mark.parametrize(
+    ("outcome", "path"),
+    [
+        ("completed", ["agent", "tools", "finalize"]),
+        ("transient", ["agent", "tools", "agent"]),
+        ("fatal", ["agent", "tools", "finalize"]),
+    ],
+)
+def test_pin_the_articles_hand_built_router_stops_on_the_artifact(
+    outcome: str, path: list[str]
+) -> None:
+    """The legacy design on any langgraph, with the project's own decide()."""
+    contract = load_contract()
+    context = importlib.import_module("agent.context").Context(model="offline")
+    artifact = getattr(contract, outcome)()
+
+    @tool(response_format="content_and_artifact")
+    def search(query: str) -> tuple[str, dict[str, Any]]:
+        """Search."""
+        return PAGE.format(query=query), artifact
+
+    graph = hand_built_router(search, contract, context)
+    seen = [node for update in graph.stream(user(), stream_mode="updates") for node in update]
+    assert seen == path, f"{outcome} on {versions()}: {seen}"
+    messages = graph.invoke(user())["messages"]
+    assert model_calls(messages) == path.count("agent")
+    if path[-1] == "finalize":
+        assert messages[-1].content == PAGE.format(query="q0")
+
+
+def default_recursion_limit(probe_steps: int = 200) -> int | None:
+    """Steps a graph may take with no ``recursion_limit`` set; None if at least ``probe_steps``."""
+    count = {"steps": 0}
+
+    def step(state: MessagesState) -> dict[str, Any]:
+        count["steps"] += 1
+        return {}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("step", step)
+    builder.add_edge(START, "step")
+    builder.add_conditional_edges(
+        "step", lambda s: END if count["steps"] >= probe_steps else "step", ["step", END]
+    )
+    try:
+        builder.compile().invoke({"messages": []})
+    except GraphRecursionError:
+        return count["steps"]
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# The project's graphs.
+
+
+def run_graph(graph_name: str, text: str, context: dict[str, Any]) -> Any:
+    from tests.unit_tests.conftest import build, run
+
+    return asyncio.run(run(build(graph_name), text, context))
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_forced_outcome_matrix(graph: str) -> None:
+    require_graph(graph)
+    from agent.scenarios import SCENARIOS
+
+    mismatches = []
+    for scenario in SCENARIOS:
+        observed = run_graph(graph, scenario.query, scenario.context)
+        decision = observed.decision or {}
+        seen = (decision.get("action"), decision.get("rule"), observed.model_calls, observed.path)
+        want = (scenario.action, scenario.rule, scenario.model_calls, scenario.path(graph))
+        if seen != want:
+            mismatches.append(f"{scenario.name}: got {seen[:3]}, path {seen[3]}; want {want}")
+    assert not mismatches, f"{graph} on {versions()}:\n" + "\n".join(mismatches)
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_the_largest_model_call_cap_fits_the_default_recursion_limit(graph: str) -> None:
+    require_graph(graph)
+    from agent.context import Context
+    from agent.contract import MODEL_CALL_LIMIT_MESSAGE
+
+    field = Context.model_fields["max_model_calls"]
+    ceiling = int(next(m.le for m in field.metadata if hasattr(m, "le")))
+    limit = default_recursion_limit()
+    context = {"force_outcome": "retryable", "max_retries": 50, "max_model_calls": ceiling}
+    try:
+        observed = run_graph(graph, "How does a checkpointer work?", context)
+    except GraphRecursionError:
+        pytest.fail(
+            f"On {versions()} the default recursion limit is {limit}: max_model_calls="
+            f"{ceiling} ends in GraphRecursionError before the model-call cap"
+        )
+    assert observed.decision["rule"] == "model_call_limit"
+    assert observed.answer.content == MODEL_CALL_LIMIT_MESSAGE
+    assert observed.model_calls == ceiling

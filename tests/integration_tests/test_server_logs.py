@@ -1,0 +1,205 @@
+"""Nothing secret in the server log: a full integration run, then the log is read.
+
+One dev server at the default log level, with planted keys (``AGENT_API_KEYS`` for the
+API, a Groq key for the model provider). Every scenario on both graphs, plus runs that
+carry planted secrets where a log line is most likely to pick them up: in the user
+message, in tool arguments (``search: <text>``), in tool content (a receipt that echoes
+the item), in a streamed answer, in a request the server rejects, and through the real
+Groq client against a loopback Groq. The log must hold no key, no planted secret and no
+line of any message's content.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+import uuid
+from collections.abc import Awaitable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+
+from agent.context import GROQ_DEFAULT_MODEL
+from agent.scenarios import GRAPHS, SCENARIOS
+from tests.support.dev_server import DevServer, dev_server
+from tests.support.fake_groq import FakeGroq
+
+API_KEY = "planted-api-key-0c5e1f9a"
+OTHER_API_KEY = "planted-api-key-77d1b3e4"
+GROQ_KEY = "gsk_planted_groq_key_91ab2c"
+SECRET_IN_USER_MESSAGE = "secret-USER-9d1c"
+SECRET_IN_TOOL_ARGS = "secret-XYZ"
+SECRET_IN_TOOL_CONTENT = "secret-TOOL-4e7b"
+SECRET_IN_BAD_INPUT = "secret-BADINPUT-2a6f"
+SECRET_IN_STREAM = "secret-STREAM-5b0d"
+SECRET_IN_GROQ_RUN = "secret-GROQ-3c9e"
+PLANTED = (
+    API_KEY,
+    OTHER_API_KEY,
+    GROQ_KEY,
+    SECRET_IN_USER_MESSAGE,
+    SECRET_IN_TOOL_ARGS,
+    SECRET_IN_TOOL_CONTENT,
+    SECRET_IN_STREAM,
+    SECRET_IN_GROQ_RUN,
+)
+MIN_LINE = 24
+"""Content lines at least this long must not appear in the log (shorter ones are words)."""
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+async def refusal(request: Awaitable[Any]) -> str:
+    """How the server refused a request: an HTTP status, or the failed run's error type."""
+    try:
+        await request
+    except httpx.HTTPStatusError as error:
+        return str(error.response.status_code)
+    except Exception as error:  # runs.wait raises a plain Exception for a failed run
+        return str(error).split(":", 1)[0]
+    return "accepted"
+
+
+@pytest.fixture(scope="module")
+def groq() -> Iterator[FakeGroq]:
+    with FakeGroq() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def logged_server(groq: FakeGroq) -> Iterator[DevServer]:
+    env = {
+        "AGENT_API_KEYS": f"{API_KEY}:alice,{OTHER_API_KEY}:bob",
+        "GROQ_API_KEY": GROQ_KEY,
+        "GROQ_API_BASE": groq.url,
+    }
+    with dev_server(env=env, args=["--n-jobs-per-worker", "8"]) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+async def traffic(logged_server: DevServer) -> dict[str, Any]:
+    """Drive the server; return every message content the threads ended with."""
+    client = get_client(url=logged_server.url, api_key=API_KEY, timeout=(5, 120, 120, None))
+    contents: list[str] = []
+    statuses: list[str] = []
+
+    async def converse(graph: str, text: str, context: dict[str, Any]) -> None:
+        thread_id = (await client.threads.create())["thread_id"]
+        await client.runs.wait(thread_id, graph, input=user(text), context=context)
+        state = await client.threads.get_state(thread_id)
+        for message in state["values"]["messages"]:  # type: ignore[call-overload]
+            contents.append(str(message["content"]))
+            for call in message.get("tool_calls") or []:
+                contents.extend(str(value) for value in call["args"].values())
+        statuses.extend(r["status"] for r in await client.runs.list(thread_id))
+
+    offline = {"model": "offline"}  # GROQ_API_KEY is set: the default would be Groq
+    jobs = [
+        converse(graph, f"{s.query} {SECRET_IN_USER_MESSAGE}", {**offline, **s.context})
+        for s in SCENARIOS
+        for graph in GRAPHS
+    ]
+    for graph in GRAPHS:
+        jobs += [
+            converse(graph, f"search: {SECRET_IN_TOOL_ARGS} checkpointer", offline),
+            converse(
+                graph,
+                f"buy {SECRET_IN_TOOL_CONTENT} desk lamp for 40",
+                {**offline, "force_outcome": "success"},
+            ),
+            converse(
+                graph,
+                f"How does streaming work? {SECRET_IN_GROQ_RUN}",
+                {"model": GROQ_DEFAULT_MODEL, "force_outcome": ["retryable", "success"]},
+            ),
+            converse(graph, f"checkout: {SECRET_IN_TOOL_ARGS} without an amount", offline),
+        ]
+    await asyncio.gather(*jobs)
+
+    # Token streaming, as a chat UI would use it.
+    for graph in GRAPHS:
+        async for part in client.runs.stream(
+            None,
+            graph,
+            input=user(f"What is the store? {SECRET_IN_STREAM}"),
+            context={**offline, "stop_mode": "polish", "force_outcome": "success"},
+            stream_mode=["messages-tuple", "updates", "custom"],
+        ):
+            assert part.event != "error", part.data
+
+    # Requests the server refuses: the rejection must not echo the input into the log.
+    rejected = []
+    for graph in GRAPHS:
+        for bad in (
+            {"messages": [{"role": "nonsense", "content": SECRET_IN_BAD_INPUT}]},
+            {"messages": [{"content": SECRET_IN_BAD_INPUT}]},
+        ):
+            request = client.runs.wait(None, graph, input=bad, context=offline)
+            rejected.append(await refusal(request))
+        request = client.runs.wait(None, graph, input=user("hello"), context={"stop_mode": "bogus"})
+        rejected.append(await refusal(request))
+    # The other identity sees none of it; a wrong key is refused.
+    bob = get_client(url=logged_server.url, api_key=OTHER_API_KEY)
+    assert await bob.threads.search() == []
+    await bob.aclose()
+    async with httpx.AsyncClient(base_url=logged_server.url) as http:
+        refused = await http.post("/threads/search", json={}, headers={"x-api-key": "wrong"})
+        rejected.append(str(refused.status_code))
+    await client.aclose()
+    return {"contents": contents, "statuses": statuses, "rejected": rejected}
+
+
+@pytest.fixture(scope="module")
+def log(logged_server: DevServer, traffic: dict[str, Any]) -> str:
+    """The whole log, read once a last request's line shows the server has written it all."""
+    sentinel = f"/threads/{uuid.uuid4()}"
+    response = httpx.get(logged_server.url + sentinel, headers={"x-api-key": API_KEY})
+    assert response.status_code == 404
+    deadline = time.monotonic() + 15
+    while sentinel not in logged_server.log():
+        assert time.monotonic() < deadline, "the server never logged the last request"
+        time.sleep(0.1)
+    return ANSI.sub("", logged_server.log())
+
+
+def test_the_traffic_ran(traffic: dict[str, Any], groq: FakeGroq, log: str) -> None:
+    # Every conversation ended; the Groq runs went through the loopback Groq with its key.
+    assert traffic["statuses"] and set(traffic["statuses"]) == {"success"}
+    assert groq.served >= 2 * len(GRAPHS)
+    assert set(groq.auth_headers) == {f"Bearer {GROQ_KEY}"}
+    assert traffic["rejected"] == ["ValueError", "ValueError", "ValidationError"] * len(GRAPHS) + [
+        "401"
+    ]
+    # The log is the server's own, at its default level: info and error lines are in it.
+    assert "Created run" in log
+    assert "Background run failed" in log
+
+
+@pytest.mark.parametrize("planted", PLANTED)
+def test_no_planted_secret_or_key_in_the_log(planted: str, log: str) -> None:
+    lines = [line for line in log.splitlines() if planted in line]
+    assert not lines, f"{planted!r} leaked into the server log:\n" + "\n".join(lines[:5])
+
+
+def test_rejected_input_is_not_echoed_into_the_log(log: str) -> None:
+    lines = [line for line in log.splitlines() if SECRET_IN_BAD_INPUT in line]
+    assert not lines, "rejected input leaked into the server log:\n" + "\n".join(lines[:5])
+
+
+def test_no_message_content_in_the_log(traffic: dict[str, Any], log: str) -> None:
+    pieces = {
+        line.strip()
+        for content in traffic["contents"]
+        for line in content.splitlines()
+        if len(line.strip()) >= MIN_LINE
+    }
+    assert len(pieces) > 20, "the traffic produced content to look for"
+    leaked = sorted(piece for piece in pieces if piece in log)
+    assert not leaked, "message content leaked into the server log:\n" + "\n".join(leaked[:5])

@@ -1,0 +1,270 @@
+"""Bounded loops, in-process: a model that never stops calling tools still ends cleanly.
+
+Two kinds of runaway model, on both graphs:
+
+- the offline model retrying a tool that is transient forever (the retry budget, or with
+  a huge ``max_retries`` the model-call cap, ends it);
+- a scripted model that issues a NEW tool call, with a query it never used, on every
+  turn, against tools that never say stop (the model-call cap ends it).
+
+Every run must end with a recorded ``stop_decision``, its custom event, the user-safe
+answer of the rule, and no ``GraphRecursionError`` under the default recursion limit.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool, tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.errors import GraphRecursionError
+
+from agent.context import Context
+from agent.contract import MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
+from agent.models import load_model
+from agent.scenarios import GRAPHS
+from agent.tools import TOOLS
+from tests.unit_tests.conftest import Observed, build, run
+
+FRESH_CALLS_MODEL = "scripted:fresh-calls"
+"""Context ``model`` value that selects :class:`FreshCallsModel` in these tests."""
+
+DEFAULTS = Context(model="offline")
+MAX_MODEL_CALLS_CEILING = int(
+    next(m.le for m in Context.model_fields["max_model_calls"].metadata if hasattr(m, "le"))
+)
+"""The largest ``max_model_calls`` a context accepts."""
+
+STEPS_PER_MODEL_CALL = {"legacy": 2, "middleware": 3}
+"""Graph steps one model call with tools costs: agent+tools, or before_model+model+tools."""
+
+
+def steps_needed(graph: str, model_calls: int) -> int:
+    """The smallest ``recursion_limit`` a run capped at ``model_calls`` fits in.
+
+    One step per node on the path, plus the final ``finalize`` / ``before_model`` step,
+    plus one: LangGraph raises when the step counter reaches the limit.
+    """
+    return STEPS_PER_MODEL_CALL[graph] * model_calls + 2
+
+
+class FreshCallsModel(BaseChatModel):
+    """A runaway model: every turn it calls the first bound tool with a never-used query.
+
+    It decides from the history alone (the query is numbered by how many AIMessages the
+    history holds), so the same graph object can serve any number of threads.
+    """
+
+    @property
+    def _llm_type(self) -> str:
+        return "fresh-calls"
+
+    def bind_tools(
+        self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        del tool_choice
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        tools = kwargs.get("tools") or []
+        turn = sum(isinstance(m, AIMessage) for m in messages)
+        if not tools:  # a polish call: tools unbound, answer in prose
+            message = AIMessage(content=f"Polished after {turn} calls.")
+        else:
+            function = tools[0]["function"]
+            argument = next(iter(function["parameters"]["properties"]))
+            call = {
+                "name": function["name"],
+                "args": {argument: f"a question never asked before, number {turn}"},
+                "id": f"fresh_{len(messages)}",
+                "type": "tool_call",
+            }
+            message = AIMessage(content="", tool_calls=[call])
+        message.response_metadata = {"model_name": FRESH_CALLS_MODEL}
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+@pytest.fixture
+def fresh_calls_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Let ``model="scripted:fresh-calls"`` select :class:`FreshCallsModel` in both graphs."""
+    model = FreshCallsModel()
+
+    def loader(name: str) -> BaseChatModel:
+        return model if name == FRESH_CALLS_MODEL else load_model(name)
+
+    # ``agent.legacy`` as an attribute is the graph (agent/__init__ re-exports it): patch
+    # the modules themselves.
+    for module in ("agent.legacy", "agent.middleware"):
+        monkeypatch.setattr(importlib.import_module(module), "load_model", loader)
+    yield
+
+
+@tool
+def lookup(query: str) -> str:
+    """Look something up (a tool that ignores the artifact contract: no artifact)."""
+    return f"Nothing conclusive about {query!r}; maybe ask differently."
+
+
+@tool
+def flaky(query: str) -> str:
+    """Look something up in a service that always fails."""
+    raise ConnectionError(f"backend down while looking up {query!r}")
+
+
+def assert_clean_end(observed: Observed, rule: str, message: str) -> None:
+    """The run ended on ``rule``: recorded, streamed, answered with the user-safe text."""
+    decision = observed.decision
+    assert decision is not None, "the stop is recorded in the thread state"
+    assert decision["action"] == "stop"
+    assert decision["rule"] == rule
+    assert observed.events, "every tool step streams its decision"
+    assert observed.events[-1] == {"stop_decision": decision}
+    assert all(e["stop_decision"]["action"] == "continue" for e in observed.events[:-1])
+    assert observed.answer.content == message
+    assert not observed.answer.tool_calls
+    assert decision["tool_call_id"] in {
+        m.tool_call_id for m in observed.messages if isinstance(m, ToolMessage)
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# Transient forever.
+
+
+@pytest.mark.parametrize("stop_mode", ["hard", "polish", "never"])
+async def test_transient_forever_ends_on_the_retry_budget(graph_name: str, stop_mode: str) -> None:
+    context = {"force_outcome": "retryable", "stop_mode": stop_mode}
+    observed = await run(build(graph_name), "How does a checkpointer work?", context)
+
+    assert_clean_end(observed, "retry_budget", RETRY_BUDGET_MESSAGE)
+    # Default budget: max_retries transient outcomes allowed, the next one stops.
+    assert observed.model_calls == DEFAULTS.max_retries + 1
+    assert len(observed.events) == DEFAULTS.max_retries + 1
+
+
+@pytest.mark.parametrize("stop_mode", ["hard", "polish", "never"])
+async def test_transient_forever_with_a_huge_retry_budget_ends_on_the_model_call_cap(
+    graph_name: str, stop_mode: str
+) -> None:
+    context = {"force_outcome": "retryable", "stop_mode": stop_mode, "max_retries": 50}
+    observed = await run(build(graph_name), "How does a checkpointer work?", context)
+
+    assert_clean_end(observed, "model_call_limit", MODEL_CALL_LIMIT_MESSAGE)
+    assert observed.model_calls == DEFAULTS.max_model_calls
+    assert len(observed.events) == DEFAULTS.max_model_calls
+
+
+# ---------------------------------------------------------------------------------------
+# A new tool call every turn.
+
+
+@pytest.mark.usefixtures("fresh_calls_model")
+@pytest.mark.parametrize(
+    ("tools", "context", "continue_rule"),
+    [
+        pytest.param([lookup], {}, "no_artifact", id="tool-without-artifact"),
+        pytest.param([flaky], {}, "tool_error", id="tool-that-raises"),
+        pytest.param(
+            TOOLS,
+            {"stop_mode": "never", "force_outcome": "success"},
+            "stop_mode_never",
+            id="search-never",
+        ),
+        pytest.param(
+            TOOLS,
+            {"force_outcome": "retryable", "max_retries": 50},
+            "transient",
+            id="search-transient",
+        ),
+    ],
+)
+@pytest.mark.parametrize("stop_mode", ["hard", "polish"])
+async def test_a_new_tool_call_every_turn_ends_on_the_model_call_cap(
+    graph_name: str,
+    tools: list[BaseTool],
+    context: dict[str, Any],
+    continue_rule: str,
+    stop_mode: str,
+) -> None:
+    context = {"stop_mode": stop_mode, **context, "model": FRESH_CALLS_MODEL}
+    observed = await run(build(graph_name, tools), "Tell me everything.", context)
+
+    assert_clean_end(observed, "model_call_limit", MODEL_CALL_LIMIT_MESSAGE)
+    assert observed.model_calls == DEFAULTS.max_model_calls
+    assert [e["stop_decision"]["rule"] for e in observed.events[:-1]] == [continue_rule] * (
+        DEFAULTS.max_model_calls - 1
+    )
+    queries = [
+        call["args"] for m in observed.messages if isinstance(m, AIMessage) for call in m.tool_calls
+    ]
+    assert len(queries) == DEFAULTS.max_model_calls
+    assert len({str(q) for q in queries}) == len(queries), "every call was a new one"
+
+
+@pytest.mark.usefixtures("fresh_calls_model")
+async def test_both_graphs_end_a_runaway_model_the_same_way() -> None:
+    context = {"model": FRESH_CALLS_MODEL, "max_model_calls": 4}
+    seen = []
+    for graph_name in GRAPHS:
+        observed = await run(build(graph_name, [lookup]), "Tell me everything.", context)
+        seen.append((observed.events, observed.decision, observed.answer.content))
+    assert seen[0] == seen[1]
+
+
+# ---------------------------------------------------------------------------------------
+# The cap against LangGraph's recursion limit.
+
+
+@pytest.mark.usefixtures("fresh_calls_model")
+async def test_the_largest_cap_fits_the_default_recursion_limit(graph_name: str) -> None:
+    """max_model_calls at its ceiling still ends on the cap, not on GraphRecursionError."""
+    context = {"model": FRESH_CALLS_MODEL, "max_model_calls": MAX_MODEL_CALLS_CEILING}
+    observed = await run(build(graph_name, [lookup]), "Tell me everything.", context)
+
+    assert_clean_end(observed, "model_call_limit", MODEL_CALL_LIMIT_MESSAGE)
+    assert observed.model_calls == MAX_MODEL_CALLS_CEILING
+
+
+@pytest.mark.usefixtures("fresh_calls_model")
+@pytest.mark.parametrize("max_model_calls", [1, DEFAULTS.max_model_calls])
+async def test_a_recursion_limit_below_the_cap_is_what_raises(
+    graph_name: str, max_model_calls: int
+) -> None:
+    """The cap needs ``steps_needed`` steps; one fewer is the framework's own error.
+
+    With LangGraph's old default of 25 steps, ``middleware`` fits 7 model calls and
+    ``legacy`` 11: a client that sets a small ``recursion_limit`` must keep it above
+    ``steps_needed(graph, max_model_calls)``.
+    """
+    graph = build(graph_name, [lookup])
+    context = {"model": FRESH_CALLS_MODEL, "max_model_calls": max_model_calls}
+    inputs = {"messages": [{"role": "user", "content": "Tell me everything."}]}
+    limit = steps_needed(graph_name, max_model_calls)
+
+    fits = {"configurable": {"thread_id": "fits"}, "recursion_limit": limit}
+    state = await graph.ainvoke(inputs, fits, context=context)
+    assert state["stop_decision"]["rule"] == "model_call_limit"
+    assert state["messages"][-1].content == MODEL_CALL_LIMIT_MESSAGE
+
+    short = {"configurable": {"thread_id": "short"}, "recursion_limit": limit - 1}
+    with pytest.raises(GraphRecursionError):
+        await graph.ainvoke(inputs, short, context=context)
+
+
+def test_the_default_cap_fits_langgraphs_old_default_recursion_limit() -> None:
+    for graph_name in GRAPHS:
+        assert steps_needed(graph_name, DEFAULTS.max_model_calls) <= 25

@@ -1,0 +1,565 @@
+"""Property-based tests: the stop contract under any input.
+
+decide() is fed any JSON-like artifact, any mix of ToolMessages (errors, missing
+artifacts, missing results, duplicates, unknown ids, several calls, earlier turns) and
+any valid Context. The properties are the contract as the README states it, checked
+against the message list itself, not against decide()'s internals.
+
+The graph part generates a script of tool outcomes, runs both graphs in-process on it,
+and requires the same decisions, the same answer and the same number of model calls.
+
+Hypothesis runs derandomized with no example database, so CI sees the same examples on
+every run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import random
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langchain.tools import ToolRuntime
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool, tool
+
+from agent import contract
+from agent.context import Context
+from agent.contract import (
+    RULES,
+    InvalidArtifactError,
+    decide,
+    invocation_index,
+    parse_artifact,
+)
+from agent.scenarios import GRAPHS
+from tests.unit_tests.conftest import build, run
+
+STOP_RULES = frozenset({"completed", "fatal", "policy_block", "retry_budget", "model_call_limit"})
+CONTINUE_RULES = frozenset(RULES) - STOP_RULES
+ARTIFACT_STOPS = ("completed", "fatal", "policy_block")
+BUILDERS: dict[str, Callable[..., dict[str, Any]]] = {
+    "completed": contract.completed,
+    "transient": contract.transient,
+    "fatal": contract.fatal,
+    "policy_block": contract.policy_block,
+}
+
+PROPERTY_SETTINGS = settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+GRAPH_SETTINGS = settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _quiet_contract_warnings() -> Iterator[None]:
+    """Fuzzed artifacts are mostly invalid; one warning each would only slow the run."""
+    contract_logger = logging.getLogger("agent.contract")
+    level = contract_logger.level
+    contract_logger.setLevel(logging.ERROR)
+    yield
+    contract_logger.setLevel(level)
+
+
+# ---------------------------------------------------------------------------------------
+# Strategies.
+
+_small_scalars = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30)
+)
+_any_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+
+
+def json_like(scalars: st.SearchStrategy[Any] = _any_scalars) -> st.SearchStrategy[Any]:
+    """Any JSON-like value: scalars, lists and string-keyed dicts, nested."""
+    return st.recursive(
+        scalars,
+        lambda children: (
+            st.lists(children, max_size=4)
+            | st.dictionaries(st.text(max_size=8), children, max_size=4)
+        ),
+        max_leaves=12,
+    )
+
+
+_field_names = st.text(min_size=1, max_size=10).filter(lambda k: k not in ("stop", "reason"))
+_extra_fields = st.dictionaries(_field_names, _small_scalars, max_size=3)
+
+valid_artifacts = st.builds(
+    lambda reason, extra: BUILDERS[reason](**extra),
+    st.sampled_from(list(BUILDERS)),
+    _extra_fields,
+)
+
+
+@st.composite
+def near_valid_artifacts(draw: st.DrawFn, nested: st.SearchStrategy[Any] | None = None) -> Any:
+    """A valid artifact broken in exactly one way."""
+    artifact = dict(draw(valid_artifacts))
+    how = draw(
+        st.sampled_from(
+            ["flip_stop", "stop_not_bool", "reason", "drop", "nested", "huge", "key_type"]
+        )
+    )
+    if how == "flip_stop":
+        artifact["stop"] = not artifact["stop"]
+    elif how == "stop_not_bool":
+        artifact["stop"] = draw(st.sampled_from(["false", "true", 0, 1, None, "", [], {}, 1.0]))
+    elif how == "reason":
+        artifact["reason"] = draw(
+            st.text(max_size=12).filter(lambda r: r not in contract.REASONS)
+            | st.sampled_from([None, 1, "Completed", "policy-block", ["completed"]])
+        )
+    elif how == "drop":
+        del artifact[draw(st.sampled_from(["stop", "reason"]))]
+    elif how == "nested":
+        artifact["detail"] = draw(nested or st.sampled_from([[1], {"a": 1}, ({"b": [2]},)]))
+    elif how == "huge":
+        artifact["detail"] = "x" * (contract.MAX_EXTRA_FIELD_CHARS + draw(st.integers(1, 50)))
+    else:
+        artifact[draw(st.integers() | st.none())] = 1
+    return artifact
+
+
+ARTIFACTS = st.one_of(valid_artifacts, near_valid_artifacts(), json_like(), st.none())
+"""Valid, almost valid, arbitrary JSON-like, or no artifact at all."""
+_TEXT = st.text(max_size=20)
+_NAMES = st.sampled_from(["search", "checkout", "other"])
+_STATUS = st.sampled_from(["success", "success", "error"])
+
+
+@st.composite
+def tool_step(draw: st.DrawFn, prefix: str) -> list[BaseMessage]:
+    """An AIMessage with 1-4 tool calls, then any mix of ToolMessages for them.
+
+    Results may be missing, duplicated, out of call order, errors, or for ids the model
+    never issued.
+    """
+    n = draw(st.integers(1, 4))
+    ids = [f"{prefix}_{i}" for i in range(n)]
+    calls = [
+        {"name": draw(st.sampled_from(["search", "checkout"])), "args": {}, "id": i,
+         "type": "tool_call"}
+        for i in ids
+    ]  # fmt: skip
+    messages: list[BaseMessage] = [AIMessage("", tool_calls=calls)]
+    targets = draw(st.lists(st.sampled_from([*ids, f"{prefix}_unknown"]), min_size=0, max_size=6))
+    for tool_call_id in targets:
+        messages.append(
+            ToolMessage(
+                draw(_TEXT),
+                tool_call_id=tool_call_id,
+                name=draw(_NAMES),
+                artifact=draw(ARTIFACTS),
+                status=draw(_STATUS),
+            )
+        )
+    return messages
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> list[BaseMessage]:
+    """Earlier turns, then a user message, earlier tool steps, and maybe a last step."""
+    messages: list[BaseMessage] = []
+    for turn in range(draw(st.integers(0, 1))):
+        messages.append(HumanMessage(f"earlier {turn}"))
+        messages.extend(draw(tool_step(f"old{turn}")))
+        messages.append(AIMessage("an earlier answer"))
+    messages.append(HumanMessage("now"))
+    for index in range(draw(st.integers(0, 4))):
+        messages.extend(draw(tool_step(f"s{index}")))
+    if draw(st.integers(0, 9)) > 0:
+        messages.extend(draw(tool_step("last")))
+    if draw(st.integers(0, 9)) == 0:
+        messages.append(AIMessage("a model answer after the step"))
+    return messages
+
+
+contexts = st.builds(
+    Context,
+    model=st.just("offline"),
+    stop_mode=st.sampled_from(["hard", "polish", "never"]),
+    parallel_policy=st.sampled_from(["priority", "any", "all"]),
+    max_retries=st.integers(0, 4) | st.integers(0, 50),
+    max_model_calls=st.integers(1, 6) | st.integers(1, 50),
+    spend_cap=st.floats(0, 1e6),
+    seed=st.integers(),
+    force_outcome=st.none()
+    | st.sampled_from(["success", "retryable", "fatal"])
+    | st.lists(st.sampled_from(["success", "retryable", "fatal"]), min_size=1, max_size=3),
+)
+
+# ---------------------------------------------------------------------------------------
+# An executable reading of the README, used as the oracle.
+
+
+def valid_or_none(artifact: object) -> dict[str, Any] | None:
+    try:
+        return parse_artifact(artifact)
+    except InvalidArtifactError:
+        return None
+
+
+def this_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    humans = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
+    return list(messages[humans[-1] + 1 :]) if humans else list(messages)
+
+
+def last_step(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
+    """Every ToolMessage after the last AIMessage with tool calls, first copy per id."""
+    issuers = [i for i, m in enumerate(messages) if isinstance(m, AIMessage) and m.tool_calls]
+    if not issuers:
+        return []
+    seen: dict[str, ToolMessage] = {}
+    for message in messages[issuers[-1] + 1 :]:
+        if isinstance(message, ToolMessage):
+            seen.setdefault(message.tool_call_id, message)
+    return list(seen.values())
+
+
+def transients(messages: Sequence[BaseMessage]) -> int:
+    """Transient outcomes this turn; a repeated tool_call_id counts once (its first copy)."""
+    first: dict[str, ToolMessage] = {}
+    for m in this_turn(messages):
+        if isinstance(m, ToolMessage):
+            first.setdefault(m.tool_call_id, m)
+    return sum(
+        1 for m in first.values() if (valid_or_none(m.artifact) or {}).get("reason") == "transient"
+    )
+
+
+def is_block(message: ToolMessage) -> bool:
+    return says_stop(message) and message.artifact["reason"] == "policy_block"
+
+
+def model_calls(messages: Sequence[BaseMessage]) -> int:
+    return sum(isinstance(m, AIMessage) for m in this_turn(messages))
+
+
+def says_stop(message: ToolMessage) -> bool:
+    """A valid stop artifact; on an error status only fatal or policy_block count."""
+    artifact = valid_or_none(message.artifact)
+    if artifact is None or not artifact["stop"]:
+        return False
+    return message.status != "error" or artifact["reason"] in ("fatal", "policy_block")
+
+
+# ---------------------------------------------------------------------------------------
+# decide() properties.
+
+
+@PROPERTY_SETTINGS
+@given(artifact=st.one_of(ARTIFACTS, st.integers(), st.binary(), st.sets(st.integers())))
+def test_parse_artifact_accepts_or_raises_only_its_own_error(artifact: Any) -> None:
+    try:
+        parsed = parse_artifact(artifact)
+    except InvalidArtifactError as exc:
+        # The message names types and keys, never the tool's content.
+        assert "x" * contract.MAX_EXTRA_FIELD_CHARS not in str(exc)
+        return
+    assert parsed is artifact
+    assert type(parsed["stop"]) is bool
+    assert parsed["stop"] == (parsed["reason"] in ARTIFACT_STOPS)
+
+
+@PROPERTY_SETTINGS
+@given(messages=conversations(), context=contexts)
+def test_decide_never_raises_and_returns_a_well_formed_decision(
+    messages: list[BaseMessage], context: Context
+) -> None:
+    before = repr(messages)
+    decision = decide(messages, context)
+
+    assert set(decision) == {"action", "rule", "reason", "tool", "tool_call_id"}
+    assert decision["action"] in ("stop", "continue")
+    assert decision["rule"] in RULES
+    assert (decision["action"] == "stop") == (decision["rule"] in STOP_RULES)
+    assert repr(messages) == before, "decide() must not mutate the messages"
+    assert decide(messages, context) == decision, "decide() must be deterministic"
+
+    step = last_step(messages)
+    if not step:
+        assert decision == {
+            "action": "continue",
+            "rule": "no_tool_step",
+            "reason": None,
+            "tool": None,
+            "tool_call_id": None,
+        }
+    else:
+        chosen = [m for m in step if m.tool_call_id == decision["tool_call_id"]]
+        assert chosen, "the decision names a message of the latest tool step"
+        assert decision["tool"] == chosen[0].name
+
+
+@PROPERTY_SETTINGS
+@given(messages=conversations(), context=contexts)
+def test_decide_stops_only_for_a_valid_stop_artifact_a_budget_or_a_policy_block(
+    messages: list[BaseMessage], context: Context
+) -> None:
+    decision = decide(messages, context)
+    step = last_step(messages)
+    over_retries = transients(messages) > context.max_retries
+    at_call_cap = model_calls(messages) >= context.max_model_calls
+
+    if not step:
+        assert decision["rule"] == "no_tool_step"  # the bounds are read after a tool step
+        return
+    if decision["action"] == "continue":
+        # The bounds read from the state hold in every mode: a continue is never past them.
+        assert not over_retries
+        assert not at_call_cap
+        stops = [m for m in step if says_stop(m)]
+        if context.parallel_policy in ("priority", "any") and stops:
+            assert context.stop_mode == "never"
+            assert decision["rule"] == "stop_mode_never"
+        assert not any(is_block(m) for m in step), (
+            "a policy block stops under every parallel_policy and stop_mode"
+        )
+        if context.parallel_policy == "all" and step and len(stops) == len(step):
+            assert context.stop_mode == "never"
+        return
+
+    rule = decision["rule"]
+    if rule == "retry_budget":
+        assert over_retries
+        assert decision["reason"] == "transient"
+    elif rule == "model_call_limit":
+        assert at_call_cap
+        assert not over_retries, "the retry budget is checked first"
+    else:
+        chosen = next(m for m in step if m.tool_call_id == decision["tool_call_id"])
+        artifact = valid_or_none(chosen.artifact)
+        assert artifact is not None, "an artifact stop needs a valid artifact"
+        assert artifact["stop"] is True
+        assert artifact["reason"] == rule == decision["reason"]
+        assert says_stop(chosen)
+        assert context.stop_mode != "never" or rule == "policy_block"
+        if any(is_block(m) for m in step):
+            assert rule == "policy_block"
+            return
+        if context.parallel_policy == "all":
+            assert all(says_stop(m) for m in step)
+        if context.parallel_policy == "priority":
+            order = {"policy_block": 0, "fatal": 1, "completed": 2}
+            best = min(order[m.artifact["reason"]] for m in step if says_stop(m))
+            assert order[rule] == best
+
+
+@PROPERTY_SETTINGS
+@given(
+    context=contexts,
+    results=st.lists(st.tuples(valid_artifacts, _STATUS), min_size=1, max_size=5),
+    earlier=st.integers(0, 3),
+)
+def test_several_valid_calls_are_chosen_as_the_parallel_policy_says(
+    context: Context, results: list[tuple[dict[str, Any], str]], earlier: int
+) -> None:
+    """Every call answered once, every artifact valid: the choice is fully determined."""
+    messages: list[BaseMessage] = [HumanMessage("q")]
+    for index in range(earlier):  # earlier transient steps this turn
+        call = {"name": "search", "args": {}, "id": f"e{index}", "type": "tool_call"}
+        messages.append(AIMessage("", tool_calls=[call]))
+        messages.append(
+            ToolMessage(
+                "503", tool_call_id=f"e{index}", name="search", artifact=contract.transient()
+            )
+        )
+    calls = [
+        {"name": "search", "args": {}, "id": f"c{i}", "type": "tool_call"}
+        for i in range(len(results))
+    ]
+    messages.append(AIMessage("", tool_calls=calls))
+    step = [
+        ToolMessage(f"r{i}", tool_call_id=f"c{i}", name="search", artifact=a, status=status)
+        for i, (a, status) in enumerate(results)
+    ]
+    decision = decide([*messages, *reversed(step)], context)  # finish order is irrelevant
+
+    stops = [m for m in step if says_stop(m)]
+    rank = {"policy_block": 0, "fatal": 1, "completed": 2}
+    blocks = [m for m in stops if is_block(m)]
+    if blocks:
+        expected = blocks[0]
+    elif context.parallel_policy == "priority":
+        expected = min(stops, key=lambda m: rank[m.artifact["reason"]]) if stops else step[0]
+    elif context.parallel_policy == "any":
+        expected = stops[0] if stops else step[0]
+    else:
+        expected = step[0] if len(stops) == len(step) else next(m for m in step if not says_stop(m))
+    expected_stop = says_stop(expected) and (
+        context.parallel_policy != "all" or len(stops) == len(step) or bool(blocks)
+    )
+    if expected_stop and (
+        context.stop_mode != "never" or expected.artifact["reason"] == "policy_block"
+    ):
+        assert decision["action"] == "stop"
+        assert decision["rule"] == expected.artifact["reason"]
+        assert decision["tool_call_id"] == expected.tool_call_id
+        return
+    # Otherwise the pick goes on, unless a bound read from the state stops the run.
+    over_retries = transients([*messages, *step]) > context.max_retries
+    at_cap = earlier + 1 >= context.max_model_calls
+    if over_retries:
+        assert decision["rule"] == "retry_budget"
+    elif at_cap:
+        assert decision["rule"] == "model_call_limit"
+    else:
+        assert decision["action"] == "continue"
+        assert decision["tool_call_id"] == expected.tool_call_id
+
+
+@PROPERTY_SETTINGS
+@given(messages=conversations(), context=contexts, seed=st.integers(0, 2**32))
+def test_decision_does_not_depend_on_the_order_results_finish_in(
+    messages: list[BaseMessage], context: Context, seed: int
+) -> None:
+    issuers = [i for i, m in enumerate(messages) if isinstance(m, AIMessage) and m.tool_calls]
+    if not issuers or not all(isinstance(m, ToolMessage) for m in messages[issuers[-1] + 1 :]):
+        return
+    head, tail = messages[: issuers[-1] + 1], messages[issuers[-1] + 1 :]
+    ids = [m.tool_call_id for m in tail if isinstance(m, ToolMessage)]
+    if len(ids) != len(set(ids)):
+        return  # with duplicates the first copy counts, so order matters by design
+    shuffled = list(tail)
+    random.Random(seed).shuffle(shuffled)
+    assert decide([*head, *shuffled], context) == decide(messages, context)
+
+
+@PROPERTY_SETTINGS
+@given(context=contexts, results=st.lists(ARTIFACTS, min_size=1, max_size=4))
+def test_a_repeated_result_counts_once_in_the_step(context: Context, results: list[Any]) -> None:
+    calls = [
+        {"name": "search", "args": {}, "id": f"c{i}", "type": "tool_call"}
+        for i in range(len(results))
+    ]
+    messages: list[BaseMessage] = [HumanMessage("q"), AIMessage("", tool_calls=calls)]
+    messages += [
+        ToolMessage(f"r{i}", tool_call_id=f"c{i}", name="search", artifact=artifact)
+        for i, artifact in enumerate(results)
+    ]
+    # A late copy of the first result, with a different artifact, must not change the pick.
+    late = ToolMessage("late copy", tool_call_id="c0", name="search", artifact=contract.fatal())
+    with_copy = decide([*messages, late], context)
+    without = decide(messages, context)
+    if with_copy["rule"] not in ("retry_budget", "model_call_limit"):
+        assert with_copy == without
+
+
+# ---------------------------------------------------------------------------------------
+# Both graphs, on the same generated script.
+
+Outcome = tuple[str, Any, bool]
+"""(content, artifact, raises) for one tool call."""
+
+graph_outcomes = st.tuples(
+    st.text(alphabet=st.characters(codec="ascii", exclude_categories=["Cc"]), max_size=30),
+    st.one_of(
+        valid_artifacts,  # weighted: half the outcomes follow the contract
+        valid_artifacts,
+        valid_artifacts,
+        near_valid_artifacts(),
+        json_like(_small_scalars),
+        st.none(),
+    ),
+    st.integers(0, 9).map(lambda n: n == 9),  # one call in ten raises
+)
+
+
+def scripted_search(script: Sequence[Outcome]) -> BaseTool:
+    """A `search` tool whose n-th call this turn plays ``script[n]`` (the last repeats)."""
+
+    @tool(response_format="content_and_artifact")
+    def search(query: str, runtime: ToolRuntime[Context]) -> tuple[str, Any]:
+        """Search the knowledge base.
+
+        Args:
+            query: What to look up.
+            runtime: Injected by the tool node.
+        """
+        index = invocation_index(runtime.state["messages"], runtime.tool_call_id or "")
+        content, artifact, raises = script[min(index, len(script) - 1)]
+        if raises:
+            raise RuntimeError(f"backend failure {content}")
+        return content, artifact
+
+    return search
+
+
+def _comparable(message: BaseMessage) -> tuple[Any, ...]:
+    if isinstance(message, ToolMessage):
+        return ("tool", message.name, message.content, message.artifact, message.status)
+    if isinstance(message, AIMessage):
+        return ("ai", message.content, [(c["name"], c["args"]) for c in message.tool_calls])
+    return (type(message).__name__, message.content)
+
+
+def _has_nan(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isnan(value)
+    if isinstance(value, dict):
+        return any(_has_nan(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_nan(v) for v in value)
+    return False
+
+
+@GRAPH_SETTINGS
+@given(
+    script=st.lists(graph_outcomes, min_size=1, max_size=5),
+    parts=st.integers(1, 3),
+    context=st.fixed_dictionaries(
+        {
+            "stop_mode": st.sampled_from(["hard", "polish", "never"]),
+            "parallel_policy": st.sampled_from(["priority", "any", "all"]),
+            "max_retries": st.sampled_from([1, 0, 3]),
+            "max_model_calls": st.sampled_from([3, 1, 6]),
+        }
+    ),
+)
+def test_both_graphs_reach_the_same_decision_on_a_generated_script(
+    script: list[Outcome], parts: int, context: dict[str, Any]
+) -> None:
+    assert not any(_has_nan(artifact) for _, artifact, _ in script)
+    query = "; ".join(f"topic {i}" for i in range(parts))
+
+    async def both() -> list[Any]:
+        tools = [scripted_search(script)]
+        return [
+            await run(build(name, tools), query, {"model": "offline", **context}) for name in GRAPHS
+        ]
+
+    legacy, middleware = asyncio.run(both())
+
+    for observed in (legacy, middleware):
+        assert not observed.answer.tool_calls, "every run ends with an answer"
+        for event in observed.events:
+            decision = event["stop_decision"]
+            assert decision["rule"] in RULES
+            assert (decision["action"] == "stop") == (decision["rule"] in STOP_RULES)
+        assert observed.model_calls <= context["max_model_calls"] + (
+            1 if context["stop_mode"] == "polish" else 0
+        )
+    assert legacy.events == middleware.events
+    assert legacy.decision == middleware.decision
+    assert legacy.model_calls == middleware.model_calls
+    assert [_comparable(m) for m in legacy.messages] == [
+        _comparable(m) for m in middleware.messages
+    ]
+    if legacy.decision is not None:
+        assert legacy.events[-1] == {"stop_decision": legacy.decision}
