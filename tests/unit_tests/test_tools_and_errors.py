@@ -11,30 +11,8 @@ from langchain_core.tools import tool
 from agent.policy import SPEND_CAP_MESSAGE
 from agent.tools import TOOLS
 from agent.tools.search import knowledge_base, lookup
+from tests.support.extra_tools import SECRET, artifact_tool, plain, raiser
 from tests.unit_tests.conftest import build, run
-
-SECRET = "tool-content-secret-9d1c"
-
-
-def artifact_tool(name: str, artifact: Any) -> Any:
-    @tool(name, response_format="content_and_artifact")
-    def _tool(query: str) -> tuple[str, Any]:
-        """Return a fixed artifact."""
-        return f"{SECRET} for {query}", artifact
-
-    return _tool
-
-
-@tool
-def plain(query: str) -> str:
-    """A tool without an artifact."""
-    return f"plain result for {query}"
-
-
-@tool(response_format="content_and_artifact")
-def raiser(query: str) -> tuple[str, dict[str, Any]]:
-    """A tool that raises."""
-    raise RuntimeError(f"backend exploded with {SECRET}")
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,6 @@ from typing import Any
 import langsmith
 import pytest
 from langchain_core.messages import BaseMessage, message_to_dict
-from langchain_core.tools import tool
 from langsmith.env import get_langchain_env_var_metadata
 
 from agent.sanitize import sanitize_artifact
@@ -25,6 +24,7 @@ from agent.scenarios import GRAPHS, SCENARIOS, STOP_NODE, Scenario, by_name
 from agent.tools import TOOLS
 from agent.trace_client import trace_client
 from agent.tracing import STOP_KEYS, TAG_PREFIX, TOTAL_KEYS
+from tests.support.extra_tools import artifact_tool, plain, raiser
 from tests.support.langsmith_collector import LangSmithCollector
 from tests.unit_tests.conftest import Observed, build, run
 
@@ -232,27 +232,6 @@ def decisions_of(observed: Observed) -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------- extra tools
-
-
-def artifact_tool(name: str, artifact: Any) -> Any:
-    @tool(name, response_format="content_and_artifact")
-    def _tool(query: str) -> tuple[str, Any]:
-        """Return a fixed artifact."""
-        return f"fixed result for {query}", artifact
-
-    return _tool
-
-
-@tool
-def plain(query: str) -> str:
-    """A tool without an artifact."""
-    return f"plain result for {query}"
-
-
-@tool(response_format="content_and_artifact")
-def raiser(query: str) -> tuple[str, dict[str, Any]]:
-    """A tool that raises."""
-    raise RuntimeError(f"backend exploded on {query}")
 
 
 EXTRA_TOOLS = [
