@@ -229,6 +229,10 @@ def report(results: list[Result], total: float) -> str:
         if result.error:
             lines += ["   " + line for line in result.error.splitlines()]
     lines.append(f"compat: {len(results)} environments in {total:.1f}s")
+    passed = sum(r.passed for r in results)
+    failed = sum(len(r.failed) + (1 if r.error else 0) for r in results)
+    skipped = sum(len(r.skipped) for r in results)
+    lines.append(f"{passed} passed, {failed} failed, {skipped} skipped")  # the closing line
     return "\n".join(lines)
 
 
