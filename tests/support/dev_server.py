@@ -8,6 +8,7 @@ prove that threads survive a restart.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -52,6 +53,38 @@ def free_port() -> int:
 
 class DevServerError(RuntimeError):
     """The dev server died or never answered ``/ok``; the message holds its log tail."""
+
+
+def check_env_file(config: Path) -> None:
+    """Refuse to start when the config's ``.env`` would undo the scrubbing below.
+
+    ``langgraph dev`` loads the file named by ``env`` in ``langgraph.json`` over the
+    process environment, so a developer's ``.env`` with a Groq key or LangSmith tracing
+    would send test traffic to real services. Names only, never values, in the error.
+
+    Raises:
+        DevServerError: If the file sets any scrubbed variable to a non-empty value.
+    """
+    from dotenv import dotenv_values
+
+    env = json.loads(config.read_text("utf-8")).get("env")
+    if not isinstance(env, str) or not (config.parent / env).exists():
+        return
+    values = dotenv_values(config.parent / env)
+    harmless = {"LANGSMITH_PROJECT", "AGENT_REDACT_TRACES"}
+    risky = sorted(
+        name
+        for name in _SCRUBBED
+        if name not in harmless
+        and (values.get(name) or "").strip().lower() not in ("", "false", "0", "no", "off")
+    )
+    if risky:
+        msg = (
+            f"{config.parent / env} sets {', '.join(risky)}: langgraph dev would load them over "
+            "the test environment and reach real services or change auth. Move the file "
+            "aside (or empty those variables) while the tests run."
+        )
+        raise DevServerError(msg)
 
 
 @dataclass
@@ -115,6 +148,7 @@ def dev_server(
     Raises:
         DevServerError: If the process dies or ``/ok`` does not answer in time.
     """
+    check_env_file(config)
     own_dir = workdir is None
     folder = Path(tempfile.mkdtemp(prefix="soa-dev-")) if workdir is None else workdir
     folder.mkdir(parents=True, exist_ok=True)

@@ -91,3 +91,20 @@ def test_readme_benchmark_tables_come_from_latest_json() -> None:
     result = json.loads((ROOT / "bench" / "results" / "latest.json").read_text("utf-8"))
     readme = (ROOT / "README.md").read_text("utf-8")
     assert readme_block(result) in readme, "run `make bench` to refresh README and results"
+
+
+def test_dev_server_refuses_an_env_file_that_reaches_real_services(tmp_path: Path) -> None:
+    from tests.support.dev_server import DevServerError, check_env_file
+
+    config = tmp_path / "langgraph.json"
+    config.write_text(json.dumps({"graphs": {}, "env": ".env"}))
+    (tmp_path / ".env").write_text("LANGSMITH_TRACING=false\nLANGSMITH_PROJECT=p\n")
+    check_env_file(config)  # harmless values pass
+    (tmp_path / ".env").write_text("GROQ_API_KEY=sk-secret-value\nLANGSMITH_TRACING=true\n")
+    try:
+        check_env_file(config)
+    except DevServerError as error:
+        assert "GROQ_API_KEY, LANGSMITH_TRACING" in str(error)
+        assert "sk-secret-value" not in str(error)
+    else:
+        raise AssertionError("a .env with a Groq key must stop the test server")
