@@ -16,26 +16,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Sequence
 
-import httpx
 from langgraph_sdk import get_client
 
 from agent.client import check, render
 from agent.context import GROQ_DEFAULT_MODEL
+from agent.devserver import serve
 from agent.scenarios import GRAPHS, SCENARIOS, Scenario
 
-ROOT = Path(__file__).resolve().parents[1]
-START_TIMEOUT = 90.0
 CONCURRENCY = 2
 """Runs in flight at once by default: low, to stay inside Groq's free-tier rate limits."""
 
@@ -60,74 +50,6 @@ def settled_by_artifact(scenario: Scenario) -> bool:
         and scenario.action == "stop"
         and scenario.rule in ("completed", "fatal", "policy_block")
     )
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _answers(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/ok", timeout=2).status_code == 200
-    except httpx.TransportError:
-        return False
-
-
-@contextmanager
-def dev_server(args: Sequence[str] = ()) -> Iterator[str]:
-    """Serve the project's ``langgraph.json`` with ``langgraph dev`` until the block ends.
-
-    The server inherits this process's environment (``GROQ_API_KEY`` included).
-
-    Args:
-        args: Extra ``langgraph dev`` flags.
-
-    Yields:
-        The server's URL.
-
-    Raises:
-        RuntimeError: If the server exits or does not answer ``/ok`` in time; the message
-            holds the end of its log.
-    """
-    folder = Path(tempfile.mkdtemp(prefix="soa-e2e-"))
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    log_path = folder / "server.log"
-    command = [
-        sys.executable, "-m", "langgraph_cli", "dev",
-        "--config", str(ROOT / "langgraph.json"),
-        "--host", "127.0.0.1", "--port", str(port),
-        "--no-browser", "--no-reload", *args,
-    ]  # fmt: skip
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            command,
-            cwd=folder,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while not _answers(url):
-            if process.poll() is not None or time.monotonic() > deadline:
-                tail = "\n".join(log_path.read_text("utf-8", "replace").splitlines()[-40:])
-                msg = f"langgraph dev did not start at {url}:\n{tail}"
-                raise RuntimeError(msg)
-            time.sleep(0.2)
-        yield url
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=15)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 async def _check(url: str, scenarios: Sequence[Scenario], concurrency: int) -> int:
@@ -178,8 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "decision's action and rule are compared and the path and model calls are shown.\n"
         f"scenarios: {', '.join(s.name for s in scenarios)}\n"
     )
-    with dev_server(["--n-jobs-per-worker", str(args.concurrency)]) as url:
-        return asyncio.run(_check(url, scenarios, args.concurrency))
+    # The server inherits this environment: GROQ_API_KEY included.
+    with serve(args=["--n-jobs-per-worker", str(args.concurrency)]) as server:
+        return asyncio.run(_check(server.url, scenarios, args.concurrency))
 
 
 if __name__ == "__main__":

@@ -1,31 +1,28 @@
-"""Start the project's own ``langgraph.json`` under the real ``langgraph dev``, on loopback.
+"""Test servers: :func:`agent.devserver.serve`, with provider and tracing keys scrubbed.
 
-Each server runs with its working directory in a temporary folder outside the project, so
-its log and its ``.langgraph_api/`` persistence never touch the project (no reload loops)
-and two servers never share state. The same folder can be handed to a second start to
-prove that threads survive a restart.
+A test server never inherits a Groq key, LangSmith tracing or ``AGENT_API_KEYS`` from
+the machine: a test passes what it needs in ``env``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-CONFIG = ROOT / "langgraph.json"
-START_TIMEOUT = 90.0
+from agent.devserver import CONFIG, ROOT, DevServer, DevServerError, free_port, serve
+
+__all__ = [
+    "CONFIG",
+    "ROOT",
+    "DevServer",
+    "DevServerError",
+    "check_env_file",
+    "dev_server",
+    "free_port",
+]
 
 # Variables that would make a test server reach the network or a real provider.
 _SCRUBBED = (
@@ -42,17 +39,6 @@ _SCRUBBED = (
     "AGENT_API_KEYS",
     "AGENT_REDACT_TRACES",
 )
-
-
-def free_port() -> int:
-    """Return a TCP port that is free on 127.0.0.1 right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class DevServerError(RuntimeError):
-    """The dev server died or never answered ``/ok``; the message holds its log tail."""
 
 
 def check_env_file(config: Path) -> None:
@@ -87,46 +73,6 @@ def check_env_file(config: Path) -> None:
         raise DevServerError(msg)
 
 
-@dataclass
-class DevServer:
-    """A running ``langgraph dev``."""
-
-    url: str
-    port: int
-    workdir: Path
-    log_path: Path
-    process: subprocess.Popen[bytes]
-
-    def log(self) -> str:
-        """Return the server's whole log so far."""
-        return self.log_path.read_text("utf-8", errors="replace")
-
-    def tail(self, lines: int = 60) -> str:
-        """Return the last lines of the log."""
-        return "\n".join(self.log().splitlines()[-lines:])
-
-
-def _ok(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:  # noqa: S310
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=15)
-    except ProcessLookupError:
-        pass
-
-
 @contextmanager
 def dev_server(
     env: Mapping[str, str] | None = None,
@@ -134,10 +80,10 @@ def dev_server(
     workdir: Path | None = None,
     config: Path = CONFIG,
 ) -> Iterator[DevServer]:
-    """Run ``python -m langgraph_cli dev`` on a free loopback port until the block ends.
+    """Serve ``config`` with the machine's provider and tracing variables scrubbed.
 
     Args:
-        env: Extra environment for the server (after scrubbing provider and tracing keys).
+        env: Extra environment for the server, applied after scrubbing.
         args: Extra CLI flags, for example ``["--n-jobs-per-worker", "8"]``.
         workdir: Working directory (log and persistence); a new temporary one by default.
         config: The ``langgraph.json`` to serve; the project's own by default.
@@ -146,53 +92,13 @@ def dev_server(
         The running server.
 
     Raises:
-        DevServerError: If the process dies or ``/ok`` does not answer in time.
+        DevServerError: If the ``.env`` would undo the scrubbing, or the server does not
+            start.
     """
     check_env_file(config)
-    own_dir = workdir is None
-    folder = Path(tempfile.mkdtemp(prefix="soa-dev-")) if workdir is None else workdir
-    folder.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
     server_env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED}
     server_env.update({"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"})
     server_env.update(env or {})
-    log_path = folder / f"server-{port}.log"
-    command = [
-        sys.executable, "-m", "langgraph_cli", "dev",
-        "--config", str(config),
-        "--host", "127.0.0.1",
-        "--port", str(port),
-        "--no-browser",
-        "--no-reload",
-        *args,
-    ]  # fmt: skip
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            command,
-            cwd=folder,
-            env=server_env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    server = DevServer(url=url, port=port, workdir=folder, log_path=log_path, process=process)
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while not _ok(url):
-            if process.poll() is not None:
-                msg = f"langgraph dev exited with {process.returncode}:\n{server.tail()}"
-                raise DevServerError(msg)
-            if time.monotonic() > deadline:
-                msg = f"langgraph dev did not answer {url}/ok in {START_TIMEOUT}s:\n{server.tail()}"
-                raise DevServerError(msg)
-            time.sleep(0.2)
+    keep = os.environ.get("KEEP_DEV_SERVER_LOGS") == "1"
+    with serve(server_env, args, workdir, config, keep_workdir=keep) as server:
         yield server
-    finally:
-        _stop(process)
-        if own_dir and os.environ.get("KEEP_DEV_SERVER_LOGS") != "1":
-            # Keep nothing behind: the folder holds only this server's log and persistence.
-            import shutil
-
-            shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,146 @@
+"""Run the project's own ``langgraph.json`` under the real ``langgraph dev``, on loopback.
+
+The server's working directory is a folder outside the project, so its log and its
+``.langgraph_api/`` persistence never touch the project (no reload loops) and two servers
+never share state. Handing the same folder to a second start serves the same threads.
+``make e2e`` and the tests start their servers through :func:`serve`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "langgraph.json"
+START_TIMEOUT = 90.0
+
+
+def free_port() -> int:
+    """Return a TCP port that is free on 127.0.0.1 right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class DevServerError(RuntimeError):
+    """The dev server died or never answered ``/ok``; the message holds its log tail."""
+
+
+@dataclass
+class DevServer:
+    """A running ``langgraph dev``."""
+
+    url: str
+    port: int
+    workdir: Path
+    log_path: Path
+    process: subprocess.Popen[bytes]
+
+    def log(self) -> str:
+        """Return the server's whole log so far."""
+        return self.log_path.read_text("utf-8", errors="replace")
+
+    def tail(self, lines: int = 60) -> str:
+        """Return the last lines of the log."""
+        return "\n".join(self.log().splitlines()[-lines:])
+
+
+def _ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:  # noqa: S310
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=15)
+    except ProcessLookupError:
+        pass
+
+
+@contextmanager
+def serve(
+    env: Mapping[str, str] | None = None,
+    args: Sequence[str] = (),
+    workdir: Path | None = None,
+    config: Path = CONFIG,
+    keep_workdir: bool = False,
+) -> Iterator[DevServer]:
+    """Run ``python -m langgraph_cli dev`` on a free loopback port until the block ends.
+
+    Args:
+        env: The server's whole environment; this process's when None.
+        args: Extra CLI flags, for example ``["--n-jobs-per-worker", "8"]``.
+        workdir: Working directory (log and persistence); a new temporary one by default,
+            removed at the end unless ``keep_workdir``.
+        config: The ``langgraph.json`` to serve; the project's own by default.
+        keep_workdir: Keep a temporary working directory after the server stops.
+
+    Yields:
+        The running server.
+
+    Raises:
+        DevServerError: If the process dies or ``/ok`` does not answer in time.
+    """
+    own_dir = workdir is None
+    folder = Path(tempfile.mkdtemp(prefix="soa-dev-")) if workdir is None else workdir
+    folder.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log_path = folder / f"server-{port}.log"
+    command = [
+        sys.executable, "-m", "langgraph_cli", "dev",
+        "--config", str(config),
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--no-browser",
+        "--no-reload",
+        *args,
+    ]  # fmt: skip
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            command,
+            cwd=folder,
+            env=dict(env) if env is not None else None,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    server = DevServer(url=url, port=port, workdir=folder, log_path=log_path, process=process)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while not _ok(url):
+            if process.poll() is not None:
+                msg = f"langgraph dev exited with {process.returncode}:\n{server.tail()}"
+                raise DevServerError(msg)
+            if time.monotonic() > deadline:
+                msg = f"langgraph dev did not answer {url}/ok in {START_TIMEOUT}s:\n{server.tail()}"
+                raise DevServerError(msg)
+            time.sleep(0.2)
+        yield server
+    finally:
+        _stop(process)
+        if own_dir and not keep_workdir:
+            shutil.rmtree(folder, ignore_errors=True)
