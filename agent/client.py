@@ -2,7 +2,7 @@
 
 ::
 
-    python -m agent.client "How does a checkpointer work?" --force-outcome retryable,success
+    python -m agent.client "How does a checkpointer work?" --force-outcome transient,success
     python -m agent.client check --url https://my-deployment.example.com
 
 The first form streams one run (``stream_mode=["updates", "custom"]``) and prints each
@@ -47,7 +47,7 @@ EXIT_UNREACHABLE = 3
 
 Compare = Literal["full", "decision"]
 COMPARED: dict[str, str] = {
-    "full": "decision action/rule, node path, model calls",
+    "full": "decision action/rule, node path, model calls, answer parts",
     "decision": "decision action/rule only (path and model calls shown, not compared)",
 }
 """What each ``check --compare`` mode holds against the expectation."""
@@ -231,6 +231,8 @@ class RunSummary:
     rule: str | None
     path: tuple[str, ...]
     model_calls: int
+    answer_parts: int = 0
+    """How many tool results make up the answer (``len(answer_from)``)."""
 
     @property
     def decision(self) -> str:
@@ -271,7 +273,10 @@ class CheckRow:
         """Whether everything this row compares matches."""
         if self.compare == "decision":
             return self.decision_ok
-        return self.decision_ok and self.path_ok and self.calls_ok
+        answer_ok = self.observed is not None and (
+            self.observed.answer_parts == self.expected.answer_parts
+        )
+        return self.decision_ok and self.path_ok and self.calls_ok and answer_ok
 
 
 def expected_summary(scenario: Scenario, graph: str) -> RunSummary:
@@ -285,7 +290,11 @@ def expected_summary(scenario: Scenario, graph: str) -> RunSummary:
         The expected decision, path and model calls.
     """
     return RunSummary(
-        scenario.action, scenario.rule, tuple(scenario.path(graph)), scenario.model_calls
+        scenario.action,
+        scenario.rule,
+        tuple(scenario.path(graph)),
+        scenario.model_calls,
+        len(scenario.answer_parts),
     )
 
 
@@ -304,6 +313,7 @@ def summarize(observation: Observation) -> RunSummary:
         decision.get("rule"),
         tuple(observation.path),
         observation.model_calls,
+        len(decision.get("answer_from") or ()),
     )
 
 
@@ -325,7 +335,7 @@ async def check(
         graphs: Graph ids to check.
         scenarios: Scenarios to run.
         model: A ``model`` for every run's context; the server's default when None.
-        compare: ``full`` (decision, path, model calls) or ``decision``.
+        compare: ``full`` (decision, path, model calls, answer parts) or ``decision``.
         concurrency: Runs in flight at once.
 
     Returns:

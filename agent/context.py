@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 StopMode = Literal["hard", "polish", "never"]
 ParallelPolicy = Literal["priority", "any", "all"]
-Outcome = Literal["success", "retryable", "fatal"]
+Outcome = Literal["success", "transient", "retryable", "fatal"]
+"""A forced tool outcome; ``transient`` and ``retryable`` mean the same thing."""
 
 OFFLINE_MODEL = "offline"
 GROQ_DEFAULT_MODEL = "groq:llama-3.3-70b-versatile"
@@ -52,18 +53,22 @@ class Context(BaseModel):
         default=None,
         description=(
             "Force tool outcomes: None (drawn from weights with a seeded RNG), one of "
-            "'success' | 'retryable' | 'fatal' for every call, or a list applied to this "
-            "turn's tool calls in the order the model issued them, the last element "
-            "repeating (['retryable', 'success']: the first call fails, the retry succeeds)."
+            "'success' | 'transient' | 'fatal' for every call ('retryable' is the same as "
+            "'transient'), or a list applied to this turn's tool calls in the order the "
+            "model issued them, the last element repeating (['transient', 'success']: the "
+            "first call fails, the retry succeeds)."
         ),
     )
     seed: int = Field(default=0, description="Seed for the outcome RNG when force_outcome is None.")
     parallel_policy: ParallelPolicy = Field(
-        default="priority",
+        default="all",
         description=(
-            "Several tool calls in one model turn. 'priority': any stop wins, policy_block > "
-            "fatal > completed. 'any': the first stop in call order. 'all': stop only if "
-            "every call says stop, answering with the first call's content."
+            "Several tool calls in one model turn. 'all' (default): stop only when every "
+            "call of the step has a stopping reason, so a part that failed transiently is "
+            "retried first. 'priority': any stop ends the step, policy_block > fatal > "
+            "completed naming the rule. 'any': the first stop in call order. A policy block "
+            "stops at once under every policy; a hard stop answers with every part the turn "
+            "settled."
         ),
     )
     max_retries: int = Field(
@@ -123,12 +128,14 @@ class Context(BaseModel):
             index: 0-based position among this turn's tool calls.
 
         Returns:
-            The forced outcome; the last list element repeats. None when not forced.
+            The forced outcome, ``retryable`` read as ``transient``; the last list element
+            repeats. None when not forced.
         """
         forced = self.force_outcome
-        if forced is None or isinstance(forced, str):
-            return forced
-        return forced[min(index, len(forced) - 1)]
+        if forced is None:
+            return None
+        outcome = forced if isinstance(forced, str) else forced[min(index, len(forced) - 1)]
+        return "transient" if outcome == "retryable" else outcome
 
 
 def resolve(context: Context | dict[str, Any] | None) -> Context:

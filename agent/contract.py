@@ -62,6 +62,9 @@ RETRY_BUDGET_MESSAGE = (
 )
 """The user-safe answer when the retry budget is spent."""
 
+ANSWER_SEPARATOR = "\n\n---\n\n"
+"""Between the parts of a hard stop's answer: a Markdown horizontal rule."""
+
 MODEL_CALL_LIMIT_MESSAGE = (
     "I could not finish this request within the allowed number of steps, so I stopped "
     "here. Please narrow the question and try again."
@@ -86,6 +89,9 @@ class StopDecision(TypedDict):
     """Name of the tool whose message decided."""
     tool_call_id: str | None
     """The ``tool_call_id`` of the message that decided."""
+    answer_from: list[str]
+    """On a hard stop, the ``tool_call_id``s whose content makes up the answer, in the
+    order the model issued the calls this turn; empty otherwise (the model answers)."""
 
 
 class InvalidArtifactError(ValueError):
@@ -308,8 +314,8 @@ class _Verdict(TypedDict):
     message: ToolMessage
 
 
-def _verdict(message: ToolMessage) -> _Verdict:
-    """Judge one ToolMessage on its own."""
+def _verdict(message: ToolMessage, *, quiet: bool = False) -> _Verdict:
+    """Judge one ToolMessage on its own; ``quiet`` skips the invalid-artifact warning."""
     artifact: dict[str, Any] | None = None
     problem: str | None = None
     if message.artifact is not None:
@@ -332,6 +338,8 @@ def _verdict(message: ToolMessage) -> _Verdict:
             "message": message,
         }
     if problem is not None:
+        if quiet:
+            return {"stop": False, "rule": "invalid_artifact", "reason": None, "message": message}
         # Names the tool, the call and the type problem; never the tool's content.
         logger.warning(
             "invalid artifact from tool %r (tool_call_id=%s): %s; continuing to the model",
@@ -359,7 +367,34 @@ def _decision(
         "reason": reason if reason is not None else (verdict["reason"] if verdict else None),
         "tool": message.name if message else None,
         "tool_call_id": message.tool_call_id if message else None,
+        "answer_from": [],
     }
+
+
+def settled_calls(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
+    """Return this turn's ToolMessages whose valid artifact has a stopping reason.
+
+    A call is settled when its result is ``completed``, ``fatal`` or ``policy_block``:
+    nothing more will be asked of it. Calls are taken since the last user message, in
+    the order the model issued them (step by step, then by position in each step);
+    a repeated ``tool_call_id`` counts once, its first copy deciding. Transient, invalid,
+    errored and artifact-less results are never settled.
+
+    Args:
+        messages: The thread's messages.
+
+    Returns:
+        The settled ToolMessages, possibly empty.
+    """
+    turn = messages[turn_start(messages) :]
+    results: dict[str, ToolMessage] = {}
+    for message in turn:
+        if isinstance(message, ToolMessage) and message.tool_call_id not in results:
+            results[message.tool_call_id] = message
+    issued = [call["id"] for message in turn for call in _tool_calls(message)]
+    ordered = [results.pop(call_id) for call_id in issued if call_id in results]
+    ordered.extend(results.values())  # results for ids no AIMessage issued go last
+    return [message for message in ordered if _verdict(message, quiet=True)["stop"]]
 
 
 def _choose(verdicts: list[_Verdict], policy: str) -> _Verdict:
@@ -387,14 +422,18 @@ def decide(messages: Sequence[BaseMessage], context: Context) -> StopDecision:
        it); a malformed artifact gives ``invalid_artifact``; none gives ``no_artifact``.
     2. A policy block anywhere in the step wins. Otherwise pick one by
        ``context.parallel_policy``: ``priority`` (any stop wins; fatal > completed),
-       ``any`` (first stop in call order) or ``all`` (stop only if every call stops;
-       the first call decides).
+       ``any`` (first stop in call order) or ``all`` (the default: stop only if every
+       call of the step stops; the first call decides).
     3. ``stop_mode="never"`` turns a completed/fatal stop into ``stop_mode_never``;
        a policy block stops in every mode.
     4. A continue stops on ``retry_budget`` once more than ``context.max_retries``
        transient outcomes happened since the last user message (read from the state,
        not from the artifact), and on ``model_call_limit`` once the model has been
        called ``context.max_model_calls`` times since then. Both stop in every mode.
+
+    5. A hard stop (see :func:`is_hard_stop`) answers with every call this turn has
+       settled (:func:`settled_calls`), a content repeated word for word only once:
+       their ids go in ``answer_from``.
 
     Args:
         messages: The thread's messages, ending with the tool step.
@@ -403,7 +442,18 @@ def decide(messages: Sequence[BaseMessage], context: Context) -> StopDecision:
     Returns:
         The decision. It never raises on malformed messages or artifacts.
     """
-    step = latest_tool_step(messages)
+    decision = _decide_rule(messages, context)
+    if is_hard_stop(decision, context):
+        seen: set[str] = set()
+        for message in settled_calls(messages):
+            if message.text not in seen:  # a part repeated word for word is said once
+                seen.add(message.text)
+                decision["answer_from"].append(message.tool_call_id)
+    return decision
+
+
+def _decide_rule(messages: Sequence[BaseMessage], context: Context) -> StopDecision:
+    step = latest_tool_step(messages[turn_start(messages) :])  # this turn's step only
     if not step:
         return _decision("continue", "no_tool_step", None)
     chosen = _choose([_verdict(message) for message in step], context.parallel_policy)
@@ -423,27 +473,42 @@ def decide(messages: Sequence[BaseMessage], context: Context) -> StopDecision:
 
 
 def final_text(decision: StopDecision, messages: Sequence[BaseMessage]) -> str:
-    """Return the text a stopped run answers with.
+    """Return the text a hard stop answers with.
 
-    The chosen tool's content verbatim, which is not always the last message; a
-    user-safe message when the retry budget or the model-call cap stopped the run.
+    The content of every call in ``decision["answer_from"]``, verbatim and in that
+    order, joined by :data:`ANSWER_SEPARATOR`; a spent retry budget or the model-call
+    cap adds its user-safe message after whatever the turn settled.
 
     Args:
-        decision: A ``stop`` decision.
+        decision: A hard ``stop`` decision from :func:`decide`.
         messages: The thread's messages.
 
     Returns:
         The answer text.
+
+    Raises:
+        LookupError: If a listed call has no ToolMessage this turn, or nothing makes up
+            an answer.
     """
+    turn = messages[turn_start(messages) :]
+    contents: dict[str, str] = {}
+    for message in turn:
+        if isinstance(message, ToolMessage):
+            contents.setdefault(message.tool_call_id, message.text)
+    parts: list[str] = []
+    for call_id in decision["answer_from"]:
+        if call_id not in contents:
+            msg = "a call listed in answer_from has no ToolMessage this turn"
+            raise LookupError(msg)
+        parts.append(contents[call_id])
     if decision["rule"] == "retry_budget":
-        return RETRY_BUDGET_MESSAGE
-    if decision["rule"] == "model_call_limit":
-        return MODEL_CALL_LIMIT_MESSAGE
-    for message in reversed(messages):
-        if isinstance(message, ToolMessage) and message.tool_call_id == decision["tool_call_id"]:
-            return message.text
-    msg = f"no ToolMessage with tool_call_id {decision['tool_call_id']!r}"
-    raise LookupError(msg)
+        parts.append(RETRY_BUDGET_MESSAGE)
+    elif decision["rule"] == "model_call_limit":
+        parts.append(MODEL_CALL_LIMIT_MESSAGE)
+    if not parts:
+        msg = f"a stop on rule {decision['rule']!r} has nothing to answer with"
+        raise LookupError(msg)
+    return ANSWER_SEPARATOR.join(parts)
 
 
 def is_hard_stop(decision: StopDecision, context: Context) -> bool:

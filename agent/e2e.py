@@ -47,6 +47,7 @@ def settled_by_artifact(scenario: Scenario) -> bool:
     forced = scenario.context.get("force_outcome")
     return (
         isinstance(forced, str)
+        and "parallel" not in scenario.tags
         and scenario.action == "stop"
         and scenario.rule in ("completed", "fatal", "policy_block")
     )

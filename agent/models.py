@@ -30,22 +30,23 @@ from agent.contract import latest_tool_step, turn_start
 _BUY = re.compile(r"\bbuy\s+(?P<item>.+?)\s+for\s+\$?(?P<amount>\d[\d,]*(?:\.\d+)?)", re.I)
 _DIRECT = re.compile(r"^\s*(?P<tool>[A-Za-z_][\w-]*):\s*(?P<text>.*)$", re.S)
 _TAGS = re.compile(r"<[^>]+>")
-_SPACE = re.compile(r"\s+")
 ANSWER_CHARS = 280
 """Longest tool excerpt the offline model quotes in an answer."""
 
 
 def _summary(content: str) -> str:
-    """Shorten tool content into one readable line."""
-    try:
-        page = json.loads(content)
-    except ValueError:
-        page = None
-    if isinstance(page, dict) and "title" in page:
-        text = f"{page['title']}: {page.get('summary', '')}"
+    """Shorten tool content into one readable line.
+
+    A Markdown page gives its ``# `` title and first paragraph; anything else is
+    flattened to one line. Either is cut at :data:`ANSWER_CHARS`.
+    """
+    lines = content.strip().splitlines()
+    if lines and lines[0].startswith("# "):
+        paragraph = next((line for line in lines[1:] if line.strip()), "")
+        text = f"{lines[0][2:].strip()}: {paragraph.strip()}"
     else:
         text = _TAGS.sub(" ", content)
-    text = _SPACE.sub(" ", text).strip()
+    text = " ".join(text.split())
     return text if len(text) <= ANSWER_CHARS else text[: ANSWER_CHARS - 3].rstrip() + "..."
 
 
@@ -65,11 +66,12 @@ class OfflineChatModel(BaseChatModel):
     One graph object serves every thread on the server, so nothing here is a shared
     iterator: the reply is a pure function of the messages and the bound tools.
 
-    - A user message ``buy <item> for <amount>`` calls ``checkout``.
-    - ``<tool>: <text>`` calls that bound tool with ``text`` as its first argument.
-    - Anything else calls ``search``, once per ``;``-separated part, in one turn.
-    - After a tool step, each transient result is retried with the same arguments.
-    - Otherwise, or with no tools bound, it answers from the tool content.
+    - A user message makes one tool call per ``;``-separated part, all in one turn:
+      ``buy <item> for <amount>`` calls ``checkout``, ``<tool>: <text>`` calls that
+      bound tool with ``text`` as its first argument, anything else calls ``search``.
+    - After a tool step, only the calls whose result was transient are issued again,
+      with the same arguments.
+    - Otherwise, or with no tools bound, it answers from the turn's tool content.
 
     Every reply reports ``usage_metadata`` from ``count_tokens_approximately``.
     """
@@ -140,17 +142,27 @@ class OfflineChatModel(BaseChatModel):
     def _first_calls(
         text: str, tools: dict[str, dict[str, Any]]
     ) -> list[tuple[str, dict[str, Any]]]:
-        direct = _DIRECT.match(text)
+        """One call per ``;``-separated part of the message, whatever the tool."""
+        calls = []
+        for part in (part.strip() for part in text.split(";")):
+            call = OfflineChatModel._call_for(part, tools) if part else None
+            if call is not None:
+                calls.append(call)
+        return calls
+
+    @staticmethod
+    def _call_for(part: str, tools: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
+        """``<tool>: <text>``, ``buy <item> for <amount>``, or else a search."""
+        direct = _DIRECT.match(part)
         if direct and direct["tool"] in tools:
-            return [(direct["tool"], {_first_param(tools[direct["tool"]]): direct["text"].strip()})]
-        buy = _BUY.search(text)
+            return direct["tool"], {_first_param(tools[direct["tool"]]): direct["text"].strip()}
+        buy = _BUY.search(part)
         if buy and "checkout" in tools:
             amount = float(buy["amount"].replace(",", ""))
-            return [("checkout", {"item": buy["item"].strip(), "amount": amount})]
+            return "checkout", {"item": buy["item"].strip(), "amount": amount}
         if "search" in tools:
-            parts = [part.strip() for part in text.split(";")]
-            return [("search", {"query": part}) for part in parts if part]
-        return []
+            return "search", {"query": part}
+        return None
 
     @staticmethod
     def _retries(
@@ -177,7 +189,10 @@ class OfflineChatModel(BaseChatModel):
             start = turn_start(messages)
             question = messages[start - 1].text if start else ""
             return f"I could not look that up with a tool. You asked: {_summary(question)}"
-        parts = [f"{m.name}: {_summary(m.text)}" for m in step]
+        # Every result of the turn that was not retried away: earlier steps count too.
+        turn = messages[turn_start(messages) :]
+        results = [m for m in turn if isinstance(m, ToolMessage) and not _is_transient(m)]
+        parts = [f"{m.name}: {_summary(m.text)}" for m in results or step]
         return "Here is what I found. " + " | ".join(parts)
 
     def _result(self, messages: list[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:

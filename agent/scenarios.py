@@ -16,6 +16,8 @@ MODEL_NODES: frozenset[str] = frozenset({"agent", "model"})
 STOP_NODE = "stop_on_artifact.before_model"
 
 Ending = Literal["finalize", "model"]
+LIMIT_RULES: frozenset[str] = frozenset({"retry_budget", "model_call_limit"})
+"""Rules whose answer ends with their own user-safe message."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,10 @@ class Scenario:
     """Position, in the last step's call order, of the ToolMessage that decided."""
     calls: tuple[int, ...] = ()
     """Tool calls per tool step; empty means one call in every step."""
+    answer: tuple[tuple[int, int], ...] | None = None
+    """``(step, position)`` of each call whose content makes up a hard stop's answer, in
+    order (``answer_from``). None means the chosen call alone on a hard stop that a tool
+    settled, and nothing otherwise."""
     tags: tuple[str, ...] = field(default=())
 
     @property
@@ -42,9 +48,18 @@ class Scenario:
         return self.tool_steps + (1 if self.ending == "model" else 0)
 
     @property
-    def verbatim(self) -> bool:
-        """Whether the final answer is the chosen tool's content, verbatim."""
-        return self.ending == "finalize" and self.rule not in ("retry_budget", "model_call_limit")
+    def answer_parts(self) -> tuple[tuple[int, int], ...]:
+        """``(step, position)`` of the calls in ``answer_from``, in order."""
+        if self.answer is not None:
+            return self.answer
+        if self.ending == "finalize" and self.rule not in LIMIT_RULES:
+            return ((self.tool_steps - 1, self.chosen),)
+        return ()
+
+    @property
+    def closing(self) -> str | None:
+        """The rule whose user-safe message ends the answer, if one does."""
+        return self.rule if self.rule in LIMIT_RULES else None
 
     def path(self, graph: str) -> list[str]:
         """Return the node path ``stream_mode="updates"`` shows for ``graph``."""
@@ -69,7 +84,7 @@ def _matrix() -> list[Scenario]:
         ending: Ending = "finalize" if mode == "hard" else "model"
         for name, forced, steps, rule in (
             ("success", "success", 1, "completed"),
-            ("retry_then_success", ["retryable", "success"], 2, "completed"),
+            ("retry_then_success", ["transient", "success"], 2, "completed"),
             ("fatal", "fatal", 1, "fatal"),
         ):
             rows.append(
@@ -108,33 +123,62 @@ def _matrix() -> list[Scenario]:
                 tags=("policy",),
             )
         )
-    parallel: list[tuple[str, str, list[str], str, tuple[int, ...], int]] = [
-        # name, policy, forced outcomes, rule, tool calls per step, chosen position
-        ("priority_fatal_last", "priority", ["success", "fatal"], "fatal", (2,), 1),
-        ("priority_fatal_first", "priority", ["fatal", "success"], "fatal", (2,), 0),
+    both = ((0, 0), (0, 1))
+    parallel: list[
+        tuple[str, str | None, list[str], str, tuple[int, ...], int, tuple[tuple[int, int], ...]]
+    ] = [
+        # name, policy (None: the default), forced outcomes, rule, tool calls per step,
+        # chosen position, answer parts
+        ("priority_fatal_last", "priority", ["success", "fatal"], "fatal", (2,), 1, both),
+        ("priority_fatal_first", "priority", ["fatal", "success"], "fatal", (2,), 0, both),
         ("priority_stop_beats_transient", "priority", ["retryable", "success"], "completed",
-         (2,), 1),
-        ("any_first_stop", "any", ["success", "fatal"], "completed", (2,), 0),
-        ("all_agree", "all", ["success", "success"], "completed", (2,), 0),
-        # The first step continues (one call is transient); only that call is retried.
+         (2,), 1, ((0, 1),)),
+        ("any_first_stop", "any", ["success", "fatal"], "completed", (2,), 0, both),
+        ("all_agree", "all", ["success", "success"], "completed", (2,), 0, both),
+        # The first step continues (one call is transient); only that call is retried,
+        # and the answer holds both parts, the first from the earlier step.
         ("all_wait_for_retry", "all", ["success", "retryable", "success"], "completed",
-         (2, 1), 0),
+         (2, 1), 0, ((0, 0), (1, 0))),
+        ("default_both_parts", None, ["success", "success"], "completed", (2,), 0, both),
+        ("default_retry_one_part", None, ["success", "transient", "success"], "completed",
+         (2, 1), 0, ((0, 0), (1, 0))),
+        # Retries run out on the second part: the first part still answers.
+        ("default_retries_exhausted_one_part", None, ["success", "transient"], "retry_budget",
+         (2, 1, 1), 0, ((0, 0),)),
     ]  # fmt: skip
-    for name, policy, forced, rule, calls, chosen in parallel:
+    for name, policy, forced, rule, calls, chosen, answer in parallel:
+        context: dict[str, Any] = {"force_outcome": forced}
+        if policy is not None:
+            context["parallel_policy"] = policy
         rows.append(
             Scenario(
                 name=f"parallel-{name}",
-                query="checkpointer; streaming",
-                context={"force_outcome": forced, "parallel_policy": policy},
+                query="checkpointer; interrupts",
+                context=context,
                 action="stop",
                 rule=rule,
                 tool_steps=len(calls),
                 ending="finalize",
                 chosen=chosen,
                 calls=calls,
+                answer=answer,
                 tags=("parallel",),
             )
         )
+    rows.append(
+        Scenario(
+            name="parallel-policy_block_and_receipt",
+            query="buy a laptop for 900; buy a mouse for 20",
+            context={"spend_cap": 500, "force_outcome": "success"},
+            action="stop",
+            rule="policy_block",
+            tool_steps=1,
+            ending="finalize",
+            calls=(2,),
+            answer=both,
+            tags=("parallel", "policy"),
+        )
+    )
     rows.append(
         Scenario(
             name="model_call_cap-never",

@@ -12,14 +12,14 @@ that apply to the query count):
 - ``retried``: every transient failure got another model turn;
 - ``content``: a run expected to end on a completed (or fatal) result answers with that
   result's content, verbatim or quoted;
-- ``verbatim``: under ``stop_mode=hard``, the answer is that content, byte for byte;
+- ``verbatim``: under ``stop_mode=hard``, the answer is the settled results' contents,
+  byte for byte, joined by the answer separator;
 - ``no_retry``: a fatal result was not retried;
 - ``policy``: a checkout above the cap ends with the spend-cap message and no charge.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,14 +28,20 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from agent.context import Context
-from agent.contract import invocation_index
+from agent.contract import ANSWER_SEPARATOR, invocation_index
 from agent.policy import SPEND_CAP_MESSAGE
 from bench.queries import Query
 
-_REASON_OF = {"success": "completed", "retryable": "transient", "fatal": "fatal"}
+_REASON_OF = {
+    "success": "completed",
+    "retryable": "transient",
+    "transient": "transient",
+    "fatal": "fatal",
+}
 _TAGS = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
 FRAGMENT_CHARS = 60
+_SETTLED = ("completed", "fatal", "policy_block")
 
 CHECKS: tuple[str, ...] = ("context", "retried", "content", "verbatim", "no_retry", "policy")
 
@@ -77,15 +83,15 @@ def _as_forced(message: ToolMessage, messages: Sequence[BaseMessage], context: C
 def fragment(content: str) -> str:
     """Return the part of a tool's content any faithful answer quotes.
 
-    A knowledge-base page (JSON) is identified by its title; anything else by the start
-    of its text with HTML tags and runs of whitespace removed.
+    A Markdown page is identified by its ``# `` title (a receipt by its order line);
+    anything else by the start of its text with runs of whitespace removed.
     """
-    try:
-        page = json.loads(content)
-    except ValueError:
-        page = None
-    if isinstance(page, dict) and isinstance(page.get("title"), str):
-        return str(page["title"])
+    lines = content.strip().splitlines()
+    order = next((line for line in lines if line.startswith("Order **")), None)
+    if order is not None:
+        return order.removeprefix("Order **").removesuffix("**")
+    if lines and lines[0].startswith("# "):
+        return lines[0][2:].strip()
     return _SPACE.sub(" ", _TAGS.sub(" ", content)).strip()[:FRAGMENT_CHARS]
 
 
@@ -132,12 +138,13 @@ def read_run(
         contents = [m.text for m in tool_messages if _reason(m) == query.expect]
         checks["content"] = _carries(answer, contents)
         if verbatim:
-            checks["verbatim"] = answer in contents
+            settled = {m.text for m in tool_messages if _reason(m) in _SETTLED}
+            checks["verbatim"] = set(answer.split(ANSWER_SEPARATOR)) == settled
     if query.expect == "fatal":
         checks["no_retry"] = sum(len(m.tool_calls) for m in issuing) == query.parts
     if query.expect == "policy_block":
         charged = any(m.name == "checkout" and _reason(m) == "completed" for m in tool_messages)
-        checks["policy"] = answer == SPEND_CAP_MESSAGE and not charged
+        checks["policy"] = SPEND_CAP_MESSAGE in answer and not charged
 
     usage = [m.usage_metadata for m in model_messages if m.usage_metadata is not None]
     return RunRecord(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import html
 from typing import Any
 
 from langchain.tools import ToolRuntime
@@ -21,22 +20,31 @@ DECLINED_MESSAGE = (
     "Your card was declined by the issuing bank and cannot be charged for this order. "
     "Please use another payment method."
 )
+_MARKDOWN_SPECIAL = frozenset("\\`*_[]<>|~")
+"""Characters escaped in an item name so it renders as plain text inside a table cell."""
 
 
 def receipt(item: str, amount: float, order_id: str) -> str:
-    """Render the HTML receipt a customer sees."""
-    name = html.escape(item)
+    """Render the receipt a customer reads, as Markdown (chat UIs do not render HTML)."""
+    name = _cell(item)
     return (
-        '<div class="receipt">\n'
-        "  <h2>Thank you for your order</h2>\n"
-        f"  <p>Order <strong>{order_id}</strong></p>\n"
-        "  <table>\n"
-        f"    <tr><td>{name}</td><td>${amount:,.2f}</td></tr>\n"
-        f"    <tr><th>Total charged</th><th>${amount:,.2f}</th></tr>\n"
-        "  </table>\n"
-        "  <p>A copy of this receipt was sent to the email on file.</p>\n"
-        "</div>"
+        "# Thank you for your order\n"
+        "\n"
+        f"Order **{order_id}**\n"
+        "\n"
+        "| Item | Amount |\n"
+        "| :--- | ---: |\n"
+        f"| {name} | ${amount:,.2f} |\n"
+        f"| **Total charged** | **${amount:,.2f}** |\n"
+        "\n"
+        "A copy of this receipt was sent to the email on file."
     )
+
+
+def _cell(text: str) -> str:
+    """Make caller text safe inside one Markdown table cell: one line, no markup."""
+    flat = " ".join(text.split())
+    return "".join(f"\\{char}" if char in _MARKDOWN_SPECIAL else char for char in flat)
 
 
 @tool(response_format="content_and_artifact")
@@ -52,7 +60,7 @@ def checkout(item: str, amount: float, runtime: ToolRuntime[Context]) -> tuple[s
     outcome, attempt = draw_outcome(
         context, runtime.state, runtime.tool_call_id, f"{item}:{amount}"
     )
-    if outcome == "retryable":
+    if outcome == "transient":
         return TIMEOUT_MESSAGE, contract.transient(attempt=attempt, status=504)
     if outcome == "fatal":
         return DECLINED_MESSAGE, contract.fatal(attempt=attempt, cause="card_declined")

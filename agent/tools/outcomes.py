@@ -11,7 +11,7 @@ from langchain_core.messages import BaseMessage
 from agent.context import Context, Outcome
 from agent.contract import invocation_index
 
-DEFAULT_WEIGHTS: Mapping[Outcome, float] = {"success": 0.6, "retryable": 0.25, "fatal": 0.15}
+DEFAULT_WEIGHTS: Mapping[Outcome, float] = {"success": 0.6, "transient": 0.25, "fatal": 0.15}
 """The outcome mix when nothing is forced."""
 
 

@@ -41,6 +41,31 @@ def knowledge_base() -> dict[str, dict[str, Any]]:
     return topics
 
 
+def render_page(page: dict[str, Any]) -> str:
+    """Render a knowledge-base page as Markdown, for the model and for a person.
+
+    ``# <title>``, the summary, each section under ``## <heading>``, the code example in
+    a fenced ``python`` block, related topics as a list, and where the page lives.
+
+    Args:
+        page: One topic of the knowledge base.
+
+    Returns:
+        The page as Markdown; no JSON.
+    """
+    lines = [f"# {page['title']}", "", page["summary"]]
+    for section in page["sections"]:
+        lines += ["", f"## {section['heading']}", "", section["body"]]
+    if page.get("code_example"):
+        lines += ["", "## Example", "", "```python", page["code_example"].rstrip("\n"), "```"]
+    if page.get("related"):
+        lines += ["", "## Related topics", ""]
+        lines += [f"- {topic}" for topic in page["related"]]
+    if page.get("url"):
+        lines += ["", f"Source: `{page['url']}`"]
+    return "\n".join(lines)
+
+
 def lookup(query: str) -> str | None:
     """Return the topic a query names, the longest match first, or None."""
     lowered = query.lower()
@@ -58,7 +83,7 @@ def search(query: str, runtime: ToolRuntime[Context]) -> tuple[str, dict[str, An
     """
     context = resolve(runtime.context)
     outcome, attempt = draw_outcome(context, runtime.state, runtime.tool_call_id, query)
-    if outcome == "retryable":
+    if outcome == "transient":
         message = TRANSIENT_MESSAGES[attempt % len(TRANSIENT_MESSAGES)]
         return message, contract.transient(attempt=attempt, status=503)
     if outcome == "fatal":
@@ -66,5 +91,5 @@ def search(query: str, runtime: ToolRuntime[Context]) -> tuple[str, dict[str, An
     topic = lookup(query)
     if topic is None:
         return NO_MATCH_MESSAGE, contract.fatal(attempt=attempt, cause="no_match")
-    page = json.dumps(knowledge_base()[topic], indent=2)
+    page = render_page(knowledge_base()[topic])
     return page, contract.completed(attempt=attempt, topic=topic, chars=len(page))

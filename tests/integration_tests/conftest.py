@@ -16,7 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from agent.contract import MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
+from agent.contract import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
 from agent.legacy import build_legacy
 from agent.middleware import build_middleware
 from agent.scenarios import Scenario
@@ -114,17 +114,24 @@ def assert_answer(scenario: Scenario, turn: list[dict[str, Any]]) -> None:
     """The final answer of a turn, as the contract says for this scenario."""
     answer = turn[-1]
     assert answer["type"] == "ai" and not answer.get("tool_calls")
-    chosen = tool_steps(turn)[-1][scenario.chosen]
-    if scenario.verbatim:
-        assert text(answer) == text(chosen)
+    steps = tool_steps(turn)
+    if scenario.ending == "finalize":
+        expected = [text(steps[i][j]) for i, j in scenario.answer_parts]
+        if scenario.closing == "retry_budget":
+            expected.append(RETRY_BUDGET_MESSAGE)
+        elif scenario.closing == "model_call_limit":
+            expected.append(MODEL_CALL_LIMIT_MESSAGE)
+        assert text(answer) == ANSWER_SEPARATOR.join(expected)
         assert not answer.get("usage_metadata")  # relayed, not generated
-    elif scenario.rule == "retry_budget":
-        assert text(answer) == RETRY_BUDGET_MESSAGE
-    elif scenario.rule == "model_call_limit":
-        assert text(answer) == MODEL_CALL_LIMIT_MESSAGE
     else:
-        assert text(answer) != text(chosen)
+        assert text(answer) not in [text(m) for m in steps[-1]]
         assert answer["usage_metadata"]  # a model phrased it
+
+
+def answer_ids(scenario: Scenario, turn: list[dict[str, Any]]) -> list[str]:
+    """The ``tool_call_id``s the scenario's ``answer_from`` must list."""
+    steps = tool_steps(turn)
+    return [steps[i][j]["tool_call_id"] for i, j in scenario.answer_parts]
 
 
 # --------------------------------------------------------------------------- in-process reference

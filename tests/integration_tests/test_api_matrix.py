@@ -18,6 +18,7 @@ from langgraph_sdk.client import LangGraphClient
 from agent.contract import parse_artifact
 from agent.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario, by_name
 from tests.integration_tests.conftest import (
+    answer_ids,
     api_tool_record,
     assert_answer,
     canonical,
@@ -139,6 +140,7 @@ def test_scenario_over_the_api(
     assert [len(step) for step in steps] == list(scenario.calls or (1,) * scenario.tool_steps)
     chosen = steps[-1][scenario.chosen]
     assert (decision["tool"], decision["tool_call_id"]) == (chosen["name"], chosen["tool_call_id"])
+    assert decision["answer_from"] == answer_ids(scenario, turn)
 
     # `runs.wait` returns the output schema; `runs.join` the thread's values, which in
     # `middleware` also hold create_agent's private `jump_to` after a hard stop.

@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 
+from agent.contract import turn_start
 from agent.legacy import build_legacy
 from agent.middleware import build_middleware
 from agent.scenarios import MODEL_NODES
@@ -45,6 +46,19 @@ class Observed:
             if isinstance(message, ToolMessage) and message.tool_call_id == tool_call_id:
                 return message
         raise AssertionError(f"no ToolMessage {tool_call_id}")
+
+
+def tool_steps(messages: Sequence[BaseMessage]) -> list[list[ToolMessage]]:
+    """ToolMessages grouped per model turn of the current turn, in call order."""
+    steps: list[list[ToolMessage]] = []
+    order: dict[str, int] = {}
+    for message in messages[turn_start(messages) :]:
+        if isinstance(message, AIMessage) and message.tool_calls:
+            order = {call["id"]: i for i, call in enumerate(message.tool_calls)}
+            steps.append([])
+        elif isinstance(message, ToolMessage) and steps:
+            steps[-1].append(message)
+    return [sorted(step, key=lambda m: order.get(m.tool_call_id, len(order))) for step in steps]
 
 
 def build(graph: str, tools: Sequence[BaseTool] = TOOLS) -> Any:

@@ -28,7 +28,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.errors import GraphRecursionError
 
 from agent.context import Context
-from agent.contract import MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
+from agent.contract import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
 from agent.models import load_model
 from agent.scenarios import GRAPHS
 from agent.tools import TOOLS
@@ -134,7 +134,10 @@ def assert_clean_end(observed: Observed, rule: str, message: str) -> None:
     assert observed.events, "every tool step streams its decision"
     assert observed.events[-1] == {"stop_decision": decision}
     assert all(e["stop_decision"]["action"] == "continue" for e in observed.events[:-1])
-    assert observed.answer.content == message
+    # The answer: whatever the turn settled, then the user-safe text.
+    settled = [observed.tool_message(i) for i in decision["answer_from"]]
+    assert all(m.artifact["reason"] in ("completed", "fatal", "policy_block") for m in settled)
+    assert observed.answer.content == ANSWER_SEPARATOR.join([*(m.text for m in settled), message])
     assert not observed.answer.tool_calls
     assert decision["tool_call_id"] in {
         m.tool_call_id for m in observed.messages if isinstance(m, ToolMessage)

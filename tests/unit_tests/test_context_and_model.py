@@ -48,7 +48,7 @@ def test_default_model_follows_groq_key(monkeypatch: pytest.MonkeyPatch) -> None
 def test_outcome_list_repeats_last() -> None:
     context = Context(force_outcome=["retryable", "success"])
     assert [context.outcome_for(i) for i in range(4)] == [
-        "retryable",
+        "transient",  # the two spellings mean the same outcome
         "success",
         "success",
         "success",
@@ -73,6 +73,14 @@ def test_offline_model_plans_calls() -> None:
     buy = model.invoke([HumanMessage("Please buy a red chair for $1,250.50")])
     assert buy.tool_calls[0]["name"] == "checkout"
     assert buy.tool_calls[0]["args"] == {"item": "a red chair", "amount": 1250.5}
+    # One call per part, whatever the tool.
+    mixed = model.invoke([HumanMessage("buy a laptop for 900; buy a mouse for 20; store")])
+    assert [(c["name"], c["args"]) for c in mixed.tool_calls] == [
+        ("checkout", {"item": "a laptop", "amount": 900.0}),
+        ("checkout", {"item": "a mouse", "amount": 20.0}),
+        ("search", {"query": "store"}),
+    ]
+    assert len({c["id"] for c in mixed.tool_calls}) == 3
 
 
 def test_offline_model_retries_transient_and_answers_otherwise() -> None:
@@ -87,7 +95,7 @@ def test_offline_model_retries_transient_and_answers_otherwise() -> None:
     assert retry.tool_calls[0]["args"] == {"query": "store"}
     assert retry.tool_calls[0]["id"] != "c1"
     history[-1] = ToolMessage(
-        '{"title": "Store", "summary": "Long-term memory."}', tool_call_id="c1", name="search"
+        "# Store\n\nLong-term memory.\n\n## More\n\nText.", tool_call_id="c1", name="search"
     )
     answer = model.invoke(history)
     assert not answer.tool_calls

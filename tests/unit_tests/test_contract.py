@@ -93,6 +93,7 @@ def test_invalid_artifacts_continue_and_warn_without_content(
         "reason": None,
         "tool": "search",
         "tool_call_id": "c0",
+        "answer_from": [],
     }
     assert "invalid artifact" in caplog.text
     assert secret not in caplog.text
@@ -146,8 +147,84 @@ def test_call_order_not_finish_order() -> None:
     messages = step(("a", contract.completed()), ("b", contract.fatal()))
     # ToolMessages finished in reverse order: c1 arrived first.
     messages[-2], messages[-1] = messages[-1], messages[-2]
-    assert decide(messages, ctx(parallel_policy="any"))["tool_call_id"] == "c0"
-    assert contract.final_text(decide(messages, ctx(parallel_policy="any")), messages) == "a"
+    decision = decide(messages, ctx(parallel_policy="any"))
+    assert decision["tool_call_id"] == "c0"
+    assert decision["answer_from"] == ["c0", "c1"]
+    assert contract.final_text(decision, messages) == "a\n\n---\n\nb"
+
+
+SEP = contract.ANSWER_SEPARATOR
+
+
+@pytest.mark.parametrize("policy", ["priority", "any", "all"])
+def test_a_hard_stop_answers_with_every_settled_call_in_call_order(policy: str) -> None:
+    messages = step(
+        ("page a", contract.completed()),
+        ("oops", contract.transient()),
+        ("bad", {"stop": "yes", "reason": "completed"}),
+        ("boom", None, "error"),
+        ("none", None),
+        ("blocked", contract.policy_block()),
+        ("dead end", contract.fatal()),
+    )
+    decision = decide(messages, ctx(parallel_policy=policy))
+    assert (decision["action"], decision["rule"]) == ("stop", "policy_block")
+    assert decision["answer_from"] == ["c0", "c5", "c6"]
+    assert contract.final_text(decision, messages) == SEP.join(["page a", "blocked", "dead end"])
+
+
+def test_earlier_steps_of_the_turn_count_and_a_retry_budget_closes_the_answer() -> None:
+    messages: list[BaseMessage] = [
+        AIMessage("earlier"),  # a previous turn's answer, before the user message
+        HumanMessage("a; b"),
+        AIMessage(
+            "",
+            tool_calls=[
+                {"name": "search", "args": {}, "id": "a1", "type": "tool_call"},
+                {"name": "search", "args": {}, "id": "b1", "type": "tool_call"},
+            ],
+        ),
+        ToolMessage("page a", tool_call_id="a1", name="search", artifact=contract.completed()),
+        ToolMessage("timeout", tool_call_id="b1", name="search", artifact=contract.transient()),
+    ]
+    assert decide(messages, ctx())["action"] == "continue"  # default policy: all
+    retry = AIMessage(
+        "", tool_calls=[{"name": "search", "args": {}, "id": "b2", "type": "tool_call"}]
+    )
+    settled = [
+        *messages,
+        retry,
+        ToolMessage("page b", tool_call_id="b2", name="search", artifact=contract.completed()),
+    ]
+    decision = decide(settled, ctx())
+    assert decision["answer_from"] == ["a1", "b2"]
+    assert contract.final_text(decision, settled) == f"page a{SEP}page b"
+    spent = [
+        *messages,
+        retry,
+        ToolMessage("timeout", tool_call_id="b2", name="search", artifact=contract.transient()),
+    ]
+    decision = decide(spent, ctx(max_retries=1))
+    assert (decision["rule"], decision["answer_from"]) == ("retry_budget", ["a1"])
+    assert contract.final_text(decision, spent) == f"page a{SEP}{contract.RETRY_BUDGET_MESSAGE}"
+
+
+def test_polish_and_never_leave_the_answer_to_the_model() -> None:
+    messages = step(("page", contract.completed()))
+    assert decide(messages, ctx(stop_mode="polish"))["answer_from"] == []
+    assert decide(messages, ctx(stop_mode="never"))["answer_from"] == []
+    assert decide(messages, ctx())["answer_from"] == ["c0"]
+    blocked = step(("no", contract.policy_block()))
+    assert decide(blocked, ctx(stop_mode="polish"))["answer_from"] == ["c0"]
+
+
+def test_default_parallel_policy_is_all() -> None:
+    messages = step(("page", contract.completed()), ("timeout", contract.transient()))
+    assert ctx().parallel_policy == "all"
+    assert (decide(messages, ctx())["action"], decide(messages, ctx())["rule"]) == (
+        "continue",
+        "transient",
+    )
 
 
 def test_stop_mode_never_continues_except_policy_block() -> None:
@@ -165,6 +242,7 @@ def test_retry_budget_reads_state_not_artifact(mode: str) -> None:
     assert decide(step(("t", contract.transient()), history=1), context)["rule"] == "transient"
     decision = decide(step(("t", contract.transient()), history=2), context)
     assert (decision["action"], decision["rule"]) == ("stop", "retry_budget")
+    assert decision["answer_from"] == []
     assert contract.final_text(decision, step(("t", contract.transient()), history=2)) == (
         contract.RETRY_BUDGET_MESSAGE
     )

@@ -200,8 +200,10 @@ contexts = st.builds(
     spend_cap=st.floats(0, 1e6),
     seed=st.integers(),
     force_outcome=st.none()
-    | st.sampled_from(["success", "retryable", "fatal"])
-    | st.lists(st.sampled_from(["success", "retryable", "fatal"]), min_size=1, max_size=3),
+    | st.sampled_from(["success", "transient", "retryable", "fatal"])
+    | st.lists(st.sampled_from(["success", "transient", "retryable", "fatal"]), max_size=3).filter(
+        bool
+    ),
 )
 
 # ---------------------------------------------------------------------------------------
@@ -221,7 +223,8 @@ def this_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
 
 
 def last_step(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
-    """Every ToolMessage after the last AIMessage with tool calls, first copy per id."""
+    """This turn's ToolMessages after its last AIMessage with tool calls, first copy per id."""
+    messages = this_turn(messages)
     issuers = [i for i, m in enumerate(messages) if isinstance(m, AIMessage) and m.tool_calls]
     if not issuers:
         return []
@@ -285,7 +288,7 @@ def test_decide_never_raises_and_returns_a_well_formed_decision(
     before = repr(messages)
     decision = decide(messages, context)
 
-    assert set(decision) == {"action", "rule", "reason", "tool", "tool_call_id"}
+    assert set(decision) == {"action", "rule", "reason", "tool", "tool_call_id", "answer_from"}
     assert decision["action"] in ("stop", "continue")
     assert decision["rule"] in RULES
     assert (decision["action"] == "stop") == (decision["rule"] in STOP_RULES)
@@ -300,11 +303,49 @@ def test_decide_never_raises_and_returns_a_well_formed_decision(
             "reason": None,
             "tool": None,
             "tool_call_id": None,
+            "answer_from": [],
         }
     else:
         chosen = [m for m in step if m.tool_call_id == decision["tool_call_id"]]
         assert chosen, "the decision names a message of the latest tool step"
         assert decision["tool"] == chosen[0].name
+
+
+@PROPERTY_SETTINGS
+@given(messages=conversations(), context=contexts)
+def test_a_hard_stop_answers_with_every_settled_call_and_nothing_else(
+    messages: list[BaseMessage], context: Context
+) -> None:
+    decision = decide(messages, context)
+    if not contract.is_hard_stop(decision, context):
+        assert decision["answer_from"] == []
+        return
+    # The oracle: first copy per id this turn, in the order the calls were issued (ids
+    # no AIMessage issued last), kept if its artifact is a valid stop, once per content.
+    turn = this_turn(messages)
+    first: dict[str, ToolMessage] = {}
+    for m in turn:
+        if isinstance(m, ToolMessage):
+            first.setdefault(m.tool_call_id, m)
+    issued = [c["id"] for m in turn if isinstance(m, AIMessage) for c in m.tool_calls]
+    ordered = [first[i] for i in dict.fromkeys(issued) if i in first]
+    ordered += [m for i, m in first.items() if i not in issued]
+    expected: list[ToolMessage] = []
+    for m in ordered:
+        if says_stop(m) and m.text not in {e.text for e in expected}:
+            expected.append(m)
+    assert decision["answer_from"] == [m.tool_call_id for m in expected]
+
+    answer = contract.final_text(decision, messages)
+    closing = {
+        "retry_budget": [contract.RETRY_BUDGET_MESSAGE],
+        "model_call_limit": [contract.MODEL_CALL_LIMIT_MESSAGE],
+    }.get(decision["rule"], [])
+    assert answer == contract.ANSWER_SEPARATOR.join([*(m.text for m in expected), *closing])
+    # Never a transient, invalid, errored or artifact-less result's content.
+    for m in first.values():
+        if not says_stop(m):
+            assert m.tool_call_id not in decision["answer_from"]
 
 
 @PROPERTY_SETTINGS

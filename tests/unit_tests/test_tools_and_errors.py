@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -10,7 +11,8 @@ from langchain_core.tools import tool
 
 from agent.policy import SPEND_CAP_MESSAGE
 from agent.tools import TOOLS
-from agent.tools.search import knowledge_base, lookup
+from agent.tools.checkout import receipt
+from agent.tools.search import knowledge_base, lookup, render_page
 from tests.support.extra_tools import SECRET, artifact_tool, plain, raiser
 from tests.unit_tests.conftest import build, run
 
@@ -94,7 +96,34 @@ def test_knowledge_base_shape() -> None:
     assert lookup("quantum pastry recipes") is None
 
 
-async def test_checkout_receipt_is_customer_ready_html(graph_name: str) -> None:
+async def test_checkout_receipt_is_customer_ready_markdown(graph_name: str) -> None:
     observed = await run(build(graph_name), "buy a desk lamp for 40", {"force_outcome": "success"})
-    assert observed.answer.content.startswith('<div class="receipt">')
-    assert "$40.00" in observed.answer.content
+    receipt = observed.answer.content
+    assert isinstance(receipt, str)
+    assert receipt.startswith("# Thank you for your order\n")
+    order_id = observed.messages[-2].artifact["order_id"]
+    assert f"Order **{order_id}**" in receipt
+    assert "| a desk lamp | $40.00 |" in receipt
+    assert "| **Total charged** | **$40.00** |" in receipt
+    assert "<" not in receipt  # no HTML: most chat UIs print it raw
+
+
+def test_search_page_is_markdown_not_json() -> None:
+    page = render_page(knowledge_base()["checkpointer"])
+    with pytest.raises(ValueError):
+        json.loads(page)
+    lines = page.splitlines()
+    assert lines[0] == "# Checkpointers"
+    assert "## What a checkpointer does" in lines
+    assert "## Available implementations" in lines
+    fence = lines.index("```python")
+    assert lines[fence + 1] == "from langgraph.checkpoint.memory import InMemorySaver"
+    assert "```" in lines[fence + 2 :]
+    assert "\\n" not in page  # real newlines in the code sample, no escapes
+    assert "- interrupts" in lines  # related topics as a list
+
+
+def test_item_names_cannot_break_the_receipt_table() -> None:
+    text = receipt("a | pipe <b>bold</b>\nline", 5, "ORD-1")
+    row = next(line for line in text.splitlines() if line.startswith("| a"))
+    assert row == "| a \\| pipe \\<b\\>bold\\</b\\> line | $5.00 |"

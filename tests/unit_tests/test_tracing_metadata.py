@@ -63,6 +63,7 @@ def _stop_metadata(decision: Mapping[str, Any] | None, tools: Mapping[str, Any])
         "stop_reason": decision["reason"],
         "stop_tool": decision["tool"],
         "stop_tool_call_id": decision["tool_call_id"],
+        "stop_answer_from": decision["answer_from"],
         "stop_artifact": sanitize_artifact(message.get("artifact")) if message else None,
     }
 
@@ -275,7 +276,10 @@ async def test_every_scenario_puts_the_same_metadata_on_both_graphs(
         assert trace["root"]["model_name"] == "offline"
         assert trace["root"]["input_tokens"] > 0 and trace["root"]["output_tokens"] > 0
         if scenario.rule == "policy_block":
-            assert trace["tools"] == []  # refused before the tool ran: no tool run at all
+            # The refused call never ran, so it has no tool run; the mouse's checkout did.
+            blocked = observed.decision["tool_call_id"]
+            assert blocked not in [tool_call_id for tool_call_id, _ in trace["tools"]]
+            assert len(trace["tools"]) == sum(scenario.calls or (1,)) - 1
         stop_keys_nowhere_else(runs, root["id"], graph_name)
         seen[graph_name] = trace
     assert same_across_graphs(seen["legacy"]) == same_across_graphs(seen["middleware"])
