@@ -1,0 +1,127 @@
+"""What a person reads after a hard stop, over the API: Markdown, and every part answered."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langgraph_sdk.client import LangGraphClient
+
+from agent.contract import ANSWER_SEPARATOR, RETRY_BUDGET_MESSAGE
+from agent.policy import SPEND_CAP_MESSAGE
+from agent.scenarios import GRAPHS
+from tests.integration_tests.conftest import current_turn, model_messages, text, user_input
+
+
+async def ask(
+    client: LangGraphClient, graph: str, question: str, context: dict[str, Any]
+) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    """Run one question on a new thread; return the answer, the decision and the turn."""
+    thread_id = (await client.threads.create())["thread_id"]
+    output = await client.runs.wait(thread_id, graph, input=user_input(question), context=context)
+    assert isinstance(output, dict)
+    turn = current_turn(output["messages"])
+    return text(turn[-1]), output["stop_decision"], turn
+
+
+def tool_ids(turn: list[dict[str, Any]]) -> list[str]:
+    """Tool call ids in the order the model issued them."""
+    return [c["id"] for m in turn if m["type"] == "ai" for c in m.get("tool_calls") or []]
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+async def test_a_success_answer_is_markdown_with_a_real_code_block(
+    client: LangGraphClient, graph: str
+) -> None:
+    answer, decision, turn = await ask(
+        client, graph, "What is a checkpointer in LangGraph?", {"force_outcome": "success"}
+    )
+    assert decision["rule"] == "completed"
+    assert len(model_messages(turn)) == 1
+    assert answer.startswith("# Checkpointers\n")
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(answer)
+    assert "\n```python\nfrom langgraph.checkpoint.memory import InMemorySaver\n" in answer
+    assert "\\n" not in answer  # real newlines, not escapes
+    assert "\n## " in answer
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+async def test_a_two_part_question_answers_both_parts_in_call_order(
+    client: LangGraphClient, graph: str
+) -> None:
+    answer, decision, turn = await ask(
+        client, graph, "checkpointer; interrupts", {"force_outcome": "success"}
+    )
+    assert len(model_messages(turn)) == 1
+    assert decision["answer_from"] == tool_ids(turn)
+    assert len(decision["answer_from"]) == 2
+    first, second = answer.split(ANSWER_SEPARATOR)
+    assert first.startswith("# Checkpointers\n")
+    assert second.startswith("# Interrupts\n")
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+async def test_a_part_that_timed_out_is_retried_then_both_parts_answer(
+    client: LangGraphClient, graph: str
+) -> None:
+    answer, decision, turn = await ask(
+        client,
+        graph,
+        "checkpointer; interrupts",
+        {"force_outcome": ["success", "transient", "success"]},
+    )
+    assert len(model_messages(turn)) == 2
+    issued = tool_ids(turn)
+    assert len(issued) == 3  # two parts, then the retry of the second alone
+    assert decision["answer_from"] == [issued[0], issued[2]]
+    parts = answer.split(ANSWER_SEPARATOR)
+    assert [p.splitlines()[0] for p in parts] == ["# Checkpointers", "# Interrupts"]
+    assert "timed out" not in answer and "unavailable" not in answer
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+async def test_a_refused_purchase_stands_beside_the_receipt_of_the_other(
+    client: LangGraphClient, graph: str
+) -> None:
+    answer, decision, turn = await ask(
+        client,
+        graph,
+        "buy a laptop for 900; buy a mouse for 20",
+        {"force_outcome": "success", "spend_cap": 500},
+    )
+    assert decision["rule"] == "policy_block"
+    assert decision["answer_from"] == tool_ids(turn)
+    refusal, receipt = answer.split(ANSWER_SEPARATOR)
+    assert refusal == SPEND_CAP_MESSAGE
+    assert receipt.startswith("# Thank you for your order\n")
+    assert "| a mouse | $20.00 |" in receipt
+    assert "laptop" not in receipt and "<" not in answer
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+async def test_a_spent_retry_budget_keeps_the_part_that_was_settled(
+    client: LangGraphClient, graph: str
+) -> None:
+    answer, decision, turn = await ask(
+        client,
+        graph,
+        "checkpointer; interrupts",
+        {"force_outcome": ["success", "transient"], "max_retries": 2},
+    )
+    assert decision["rule"] == "retry_budget"
+    assert decision["answer_from"] == tool_ids(turn)[:1]
+    settled, closing = answer.split(ANSWER_SEPARATOR)
+    assert settled.startswith("# Checkpointers\n")
+    assert closing == RETRY_BUDGET_MESSAGE
+
+
+async def test_both_graphs_give_the_same_answers(client: LangGraphClient) -> None:
+    for question, context in [
+        ("checkpointer; interrupts", {"force_outcome": ["success", "transient", "success"]}),
+        ("buy a laptop for 900; buy a mouse for 20", {"force_outcome": "success"}),
+        ("store; streaming", {"force_outcome": ["fatal", "success"]}),
+    ]:
+        answers = [(await ask(client, g, question, context))[0] for g in GRAPHS]
+        assert answers[0] == answers[1], question
