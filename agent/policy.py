@@ -19,6 +19,8 @@ from langgraph.types import Command
 
 from agent import contract
 from agent.context import resolve
+from agent.tools.checkout import purchase
+from agent.tools.markdown import label
 from agent.tracing import with_artifact_metadata
 
 SPEND_CAP_MESSAGE = (
@@ -51,8 +53,9 @@ def over_spend_cap(request: ToolCallRequest) -> ToolMessage | None:
         return None  # the tool's own argument validation reports it
     if math.isfinite(amount) and amount <= context.spend_cap:
         return None
+    item = str(call["args"].get("item", ""))
     return ToolMessage(
-        content=SPEND_CAP_MESSAGE,
+        content=f"{label('Not purchased: ' + purchase(item, amount))}\n\n{SPEND_CAP_MESSAGE}",
         name=call["name"],
         tool_call_id=call["id"] or "",
         artifact=contract.policy_block(policy="spend_cap", cap=context.spend_cap),

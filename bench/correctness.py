@@ -84,7 +84,7 @@ def fragment(content: str) -> str:
     """Return the part of a tool's content any faithful answer quotes.
 
     A Markdown page is identified by its ``# `` title (a receipt by its order line);
-    anything else by the start of its text with runs of whitespace removed.
+    anything else by the start of its first line with runs of whitespace removed.
     """
     lines = content.strip().splitlines()
     order = next((line for line in lines if line.startswith("Order **")), None)
@@ -92,7 +92,8 @@ def fragment(content: str) -> str:
         return order.removeprefix("Order **").removesuffix("**")
     if lines and lines[0].startswith("# "):
         return lines[0][2:].strip()
-    return _SPACE.sub(" ", _TAGS.sub(" ", content)).strip()[:FRAGMENT_CHARS]
+    first = lines[0] if lines else ""
+    return _SPACE.sub(" ", _TAGS.sub(" ", first)).strip()[:FRAGMENT_CHARS]
 
 
 def _carries(answer: str, contents: Sequence[str]) -> bool:

@@ -10,6 +10,7 @@ from langchain_core.tools import tool
 
 from agent import contract
 from agent.context import Context, resolve
+from agent.tools.markdown import label, plain
 from agent.tools.outcomes import draw_outcome
 
 TIMEOUT_MESSAGE = (
@@ -20,13 +21,11 @@ DECLINED_MESSAGE = (
     "Your card was declined by the issuing bank and cannot be charged for this order. "
     "Please use another payment method."
 )
-_MARKDOWN_SPECIAL = frozenset("\\`*_[]<>|~")
-"""Characters escaped in an item name so it renders as plain text inside a table cell."""
 
 
 def receipt(item: str, amount: float, order_id: str) -> str:
     """Render the receipt a customer reads, as Markdown (chat UIs do not render HTML)."""
-    name = _cell(item)
+    name = plain(item)
     return (
         "# Thank you for your order\n"
         "\n"
@@ -41,10 +40,9 @@ def receipt(item: str, amount: float, order_id: str) -> str:
     )
 
 
-def _cell(text: str) -> str:
-    """Make caller text safe inside one Markdown table cell: one line, no markup."""
-    flat = " ".join(text.split())
-    return "".join(f"\\{char}" if char in _MARKDOWN_SPECIAL else char for char in flat)
+def purchase(item: str, amount: float) -> str:
+    """Name a purchase for a person: ``<item> ($<amount>)``."""
+    return f"{item} (${amount:,.2f})"
 
 
 @tool(response_format="content_and_artifact")
@@ -63,7 +61,8 @@ def checkout(item: str, amount: float, runtime: ToolRuntime[Context]) -> tuple[s
     if outcome == "transient":
         return TIMEOUT_MESSAGE, contract.transient(attempt=attempt, status=504)
     if outcome == "fatal":
-        return DECLINED_MESSAGE, contract.fatal(attempt=attempt, cause="card_declined")
+        text = f"{label('Not purchased: ' + purchase(item, amount))}\n\n{DECLINED_MESSAGE}"
+        return text, contract.fatal(attempt=attempt, cause="card_declined")
     digest = hashlib.sha256(f"{context.seed}:{item}:{amount}".encode()).hexdigest()[:8]
     order_id = f"ORD-{digest.upper()}"
     return receipt(item, amount, order_id), contract.completed(

@@ -12,6 +12,7 @@ from langchain_core.tools import tool
 
 from agent import contract
 from agent.context import Context, resolve
+from agent.tools.markdown import label
 from agent.tools.outcomes import draw_outcome
 
 TRANSIENT_MESSAGES = (
@@ -87,9 +88,11 @@ def search(query: str, runtime: ToolRuntime[Context]) -> tuple[str, dict[str, An
         message = TRANSIENT_MESSAGES[attempt % len(TRANSIENT_MESSAGES)]
         return message, contract.transient(attempt=attempt, status=503)
     if outcome == "fatal":
-        return UNAVAILABLE_MESSAGE, contract.fatal(attempt=attempt, cause="unavailable")
+        text = f"{label(f'Could not search for “{query}”')}\n\n{UNAVAILABLE_MESSAGE}"
+        return text, contract.fatal(attempt=attempt, cause="unavailable")
     topic = lookup(query)
     if topic is None:
-        return NO_MATCH_MESSAGE, contract.fatal(attempt=attempt, cause="no_match")
+        text = f"{label(f'Nothing found for “{query}”')}\n\n{NO_MATCH_MESSAGE}"
+        return text, contract.fatal(attempt=attempt, cause="no_match")
     page = render_page(knowledge_base()[topic])
     return page, contract.completed(attempt=attempt, topic=topic, chars=len(page))

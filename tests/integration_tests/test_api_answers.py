@@ -94,7 +94,7 @@ async def test_a_refused_purchase_stands_beside_the_receipt_of_the_other(
     assert decision["rule"] == "policy_block"
     assert decision["answer_from"] == tool_ids(turn)
     refusal, receipt = answer.split(ANSWER_SEPARATOR)
-    assert refusal == SPEND_CAP_MESSAGE
+    assert refusal == f"**Not purchased: a laptop ($900.00)**\n\n{SPEND_CAP_MESSAGE}"
     assert receipt.startswith("# Thank you for your order\n")
     assert "| a mouse | $20.00 |" in receipt
     assert "laptop" not in receipt and "<" not in answer

@@ -51,7 +51,8 @@ async def test_scenario(graph_name: str, scenario: Scenario) -> None:
         assert answer.response_metadata["model_name"] == "offline"
     if scenario.rule == "policy_block":
         chosen = step[scenario.chosen]
-        assert chosen.content == SPEND_CAP_MESSAGE
+        assert chosen.content.startswith("**Not purchased: ")
+        assert chosen.content.endswith(f"\n\n{SPEND_CAP_MESSAGE}")
         assert chosen.artifact["reason"] == "policy_block"
 
 

@@ -71,7 +71,7 @@ async def test_spend_cap_runs_before_the_tool(graph_name: str) -> None:
     blocked = await run(graph, "buy a boat for 9000", {"spend_cap": 100}, thread_id="a")
     assert calls == []
     assert blocked.decision is not None and blocked.decision["rule"] == "policy_block"
-    assert blocked.answer.content == SPEND_CAP_MESSAGE
+    assert blocked.answer.content == f"**Not purchased: a boat ($9,000.00)**\n\n{SPEND_CAP_MESSAGE}"
     allowed = await run(graph, "buy a boat for 90", {"spend_cap": 100}, thread_id="b")
     assert calls == [90.0]
     assert allowed.decision is not None and allowed.decision["rule"] == "completed"
@@ -84,7 +84,7 @@ async def test_policy_block_stops_even_in_never_and_polish(graph_name: str) -> N
         )
         assert observed.decision is not None and observed.decision["rule"] == "policy_block"
         assert observed.model_calls == 1
-        assert observed.answer.content == SPEND_CAP_MESSAGE
+        assert observed.answer.content.endswith(f"\n\n{SPEND_CAP_MESSAGE}")
 
 
 def test_knowledge_base_shape() -> None:
@@ -127,3 +127,23 @@ def test_item_names_cannot_break_the_receipt_table() -> None:
     text = receipt("a | pipe <b>bold</b>\nline", 5, "ORD-1")
     row = next(line for line in text.splitlines() if line.startswith("| a"))
     assert row == "| a \\| pipe \\<b\\>bold\\</b\\> line | $5.00 |"
+
+
+@pytest.mark.parametrize(
+    ("query", "forced", "first_line"),
+    [
+        ("what is a flux capacitor", "success", "**Nothing found for “what is a flux capacitor”**"),
+        ("store", "fatal", "**Could not search for “store”**"),
+        (
+            "# **x** " + "y" * 200,
+            "fatal",
+            "**Could not search for “\\# \\*\\*x\\*\\* " + "y" * 49 + "…**",
+        ),
+    ],
+)
+async def test_a_failure_names_the_part_it_answers(
+    query: str, forced: str, first_line: str
+) -> None:
+    observed = await run(build("legacy"), query, {"force_outcome": forced})
+    assert observed.decision is not None and observed.decision["rule"] == "fatal"
+    assert observed.answer.content.splitlines()[0] == first_line
