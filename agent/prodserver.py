@@ -98,7 +98,8 @@ class ProdServer:
         )
 
 
-def _tool(name: str) -> str:
+def postgres_tool(name: str) -> str:
+    """Return the path of a PostgreSQL program (initdb, postgres, psql, ...)."""
     for folder in PG_BIN_DIRS:
         if (folder / name).exists():
             return str(folder / name)
@@ -179,7 +180,7 @@ def postgres(state: Path, port: int, password: str) -> Iterator[str]:
         if owner:
             shutil.chown(data, owner["user"], owner["group"])
             shutil.chown(pwfile, owner["user"], owner["group"])
-        initdb = [_tool("initdb"), "-D", str(data), "-U", DB_USER, "--pwfile", str(pwfile)]
+        initdb = [postgres_tool("initdb"), "-D", str(data), "-U", DB_USER, "--pwfile", str(pwfile)]
         initdb += ["--auth", "scram-sha-256", "-E", "UTF8", "--no-instructions"]
         try:
             done = subprocess.run(initdb, check=False, capture_output=True, text=True, **owner)
@@ -188,7 +189,7 @@ def postgres(state: Path, port: int, password: str) -> Iterator[str]:
         if done.returncode != 0:
             msg = f"initdb failed ({done.returncode}):\n{done.stdout}{done.stderr}"
             raise ProdServerError(msg)
-    server = [_tool("postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port)]
+    server = [postgres_tool("postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port)]
     server += ["-c", "unix_socket_directories=", "-c", "max_connections=200"]
     process = _spawn(server, log, **owner)
     env = {**os.environ, "PGPASSWORD": password}
@@ -196,17 +197,17 @@ def postgres(state: Path, port: int, password: str) -> Iterator[str]:
     try:
 
         def ready() -> bool:
-            probe = [_tool("pg_isready"), *where, "-d", "postgres", "-q"]
+            probe = [postgres_tool("pg_isready"), *where, "-d", "postgres", "-q"]
             return subprocess.run(probe, env=env, check=False).returncode == 0
 
         _wait("postgres", ready, process, log)
         exists = subprocess.run(
-            [_tool("psql"), *where, "-d", "postgres", "-tAc",
+            [postgres_tool("psql"), *where, "-d", "postgres", "-tAc",
              f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE}'"],
             env=env, check=True, capture_output=True, text=True,
         ).stdout.strip()  # fmt: skip
         if exists != "1":
-            subprocess.run([_tool("createdb"), *where, DATABASE], env=env, check=True)
+            subprocess.run([postgres_tool("createdb"), *where, DATABASE], env=env, check=True)
         yield f"postgresql://{DB_USER}:{password}@127.0.0.1:{port}/{DATABASE}"
     finally:
         _stop(process, signal.SIGINT)  # fast shutdown: a clean checkpoint, no recovery

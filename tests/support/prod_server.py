@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from agent.prodserver import CONFIG, ProdServer, ProdServerError, serve
+from agent.prodserver import CONFIG, ProdServer, ProdServerError, postgres_tool, serve
 from tests.support.dev_server import _SCRUBBED, ROOT
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "ProdServer",
     "ProdServerError",
     "prod_server",
+    "sql",
     "state_folder",
     "write_config",
 ]
@@ -93,3 +95,14 @@ def prod_server(
     server_env.update(env or {})
     with serve(server_env, state=state, config=config) as server:
         yield server
+
+
+def sql(server: ProdServer, query: str) -> str:
+    """Run one query on the stack's database with ``psql`` and return its bare output."""
+    done = subprocess.run(
+        [postgres_tool("psql"), server.database_url, "-tAc", query],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip()
