@@ -65,7 +65,7 @@ format: install
 	$(RUN) ruff check --fix agent tests bench
 	$(RUN) ruff format agent tests bench
 
-bench: install ## The benchmark: writes bench/results/.
+bench: install prod-env ## The benchmark: writes bench/results/.
 	$(RUN) python -m bench
 
 e2e: install ## The check matrix against a dev server on real Groq (needs GROQ_API_KEY).
