@@ -325,9 +325,12 @@ def serve(
         log = state / "logs" / "server.log"
         # Workers that migrate a new database at the same time collide: migrate once here.
         with log.open("ab") as out:
-            subprocess.run(
-                [str(PYTHON), "-c", MIGRATE], env=server_env, stdout=out, stderr=out, check=True
+            migrated = subprocess.run(
+                [str(PYTHON), "-c", MIGRATE], env=server_env, stdout=out, stderr=out, check=False
             )
+        if migrated.returncode != 0:
+            msg = f"the database migration failed ({migrated.returncode}); see {log}"
+            raise ProdServerError(msg)
         server_env["RUN_MIGRATIONS_ON_STARTUP"] = "false"
         offset = log.stat().st_size
         command = [str(PYTHON), "-m", "uvicorn", "aegra_api.main:app"]
