@@ -7,10 +7,14 @@ VENV := .venv
 RUN := $(UV) run --frozen --no-sync
 HOST ?= 127.0.0.1
 PORT ?= 2024
+PROD := .prod
+PROD_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3.12)
+PROD_PORT ?= 2026
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: dev test lint format bench e2e compat install clean
+.PHONY: dev test lint format bench e2e compat install clean prod prod-env prod-test prod-lock services
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -22,10 +26,33 @@ $(VENV)/.synced: $(UV) pyproject.toml uv.lock
 
 install: $(VENV)/.synced ## Create .venv from uv.lock.
 
+$(PROD)/venv/.synced: $(UV) aegra/requirements.txt
+	$(UV) venv --allow-existing --quiet --python $(PROD_PYTHON) $(PROD)/venv
+	$(UV) pip sync --quiet --python $(PROD)/venv/bin/python aegra/requirements.txt
+	@touch $@
+
+services: ## Install redis-server and PostgreSQL from Debian if they are missing.
+	@command -v redis-server >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq redis-server; }
+	@command -v initdb >/dev/null || test -x /usr/lib/postgresql/15/bin/initdb || \
+		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq postgresql; }
+
+prod-env: $(PROD)/venv/.synced services ## The production server's Python 3.12 env in .prod/venv.
+
 dev: install ## Serve both graphs with `langgraph dev` (offline model unless GROQ_API_KEY is set).
 	$(RUN) langgraph dev --host $(HOST) --port $(PORT) --no-browser
 
-test: install ## The whole suite: unit, through `langgraph dev`, then the pinned versions.
+prod: install prod-env ## Serve both graphs on Aegra + PostgreSQL + Redis, 2 workers (state in .prod/).
+	$(RUN) python -m agent.prodserver --port $(PROD_PORT)
+
+prod-test: install prod-env ## The suite against the production server only.
+	$(RUN) pytest tests/prod_tests
+
+prod-lock: $(UV) ## Re-pin aegra/requirements.txt from aegra/requirements.in.
+	$(UV) pip compile aegra/requirements.in --python-version 3.12 \
+		--python-platform x86_64-unknown-linux-gnu --generate-hashes --no-header --quiet \
+		-o aegra/requirements.txt
+
+test: install prod-env ## The whole suite: unit, through `langgraph dev` and Aegra, then the pins.
 	$(RUN) pytest
 	$(RUN) python -m tests.compat.run --only pins legacy-0.6.6
 
@@ -38,7 +65,7 @@ format: install
 	$(RUN) ruff check --fix agent tests bench
 	$(RUN) ruff format agent tests bench
 
-bench: install ## The benchmark: writes bench/results/.
+bench: install prod-env ## The benchmark: writes bench/results/.
 	$(RUN) python -m bench
 
 e2e: install ## The check matrix against a dev server on real Groq (needs GROQ_API_KEY).

@@ -128,6 +128,26 @@ def identity_for(presented: str, keys: Mapping[str, str]) -> str | None:
     return found
 
 
+def header_value(headers: Mapping[bytes, bytes] | Mapping[str, str], name: str) -> str | None:
+    """Return a request header's value, whichever types the server passes.
+
+    ``langgraph dev`` (langgraph-api) hands the auth handler ``bytes`` keys and values;
+    Aegra hands it ``str`` ones. Both give header names in lower case.
+
+    Args:
+        headers: The request headers as the server passed them.
+        name: The header's lower-case name.
+
+    Returns:
+        The value as text (undecodable bytes replaced), or None when the header is absent.
+    """
+    raw: Mapping[Any, Any] = headers
+    value = raw.get(name, raw.get(name.encode()))
+    if value is None:
+        return None
+    return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)
+
+
 def _stamp_owner(value: dict[str, Any], identity: str) -> None:
     """Record ``identity`` as the owner in the metadata the server is about to write."""
     metadata = value.get("metadata")
@@ -154,16 +174,18 @@ def build_auth(keys: Mapping[str, str]) -> Auth:
     frozen = dict(keys)
 
     @auth.authenticate
-    async def authenticate(headers: dict[bytes, bytes]) -> Auth.types.MinimalUserDict:
+    async def authenticate(
+        headers: Mapping[bytes, bytes] | Mapping[str, str],
+    ) -> Auth.types.MinimalUserDict:
         """Map the ``x-api-key`` header to its identity; 401 without a valid key."""
         if not frozen:
             return {"identity": OPEN_IDENTITY}
-        presented = headers.get(API_KEY_HEADER.encode())
+        presented = header_value(headers, API_KEY_HEADER)
         if not presented:
             raise Auth.exceptions.HTTPException(
                 status_code=401, detail=f"missing {API_KEY_HEADER} header"
             )
-        identity = identity_for(presented.decode("utf-8", errors="replace"), frozen)
+        identity = identity_for(presented, frozen)
         if identity is None:
             raise Auth.exceptions.HTTPException(status_code=401, detail=f"invalid {API_KEY_HEADER}")
         return {"identity": identity}

@@ -1,0 +1,404 @@
+"""Run the production server: Aegra on PostgreSQL and Redis, every process on 127.0.0.1.
+
+::
+
+    python -m agent.prodserver                 # what `make prod` runs
+    python -m agent.prodserver --port 8123 --postgres-port 55432
+
+Aegra (``aegra-api``) serves the graphs of ``aegra.json`` over the same Agent Protocol API
+as ``langgraph dev``, with threads, checkpoints, runs and store items in PostgreSQL and the
+run queue and stream fan-out in Redis. It lives in its own Python 3.12 environment
+(``.prod/venv``, from ``aegra/requirements.txt``; ``make prod`` builds it), so nothing here
+imports it.
+
+:func:`serve` starts, in order, a private PostgreSQL cluster (created on first use in
+``<state>/postgres``), ``redis-server`` (append-only file in ``<state>/redis``) and
+``uvicorn aegra_api.main:app --workers N``, waits for ``/health`` and stops all three when
+the block ends. Both stores listen on 127.0.0.1 only and need the password kept in
+``<state>/secret`` (created on first use, mode 600). The same state folder serves the same
+threads after a restart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent.devserver import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "aegra.json"
+"""Aegra's config: the graph ids, graphs and auth of ``langgraph.json``, as file paths."""
+STATE = ROOT / ".prod"
+"""Default state folder: the environment, the database, Redis's data and the logs."""
+PYTHON = STATE / "venv" / "bin" / "python"
+PG_BIN_DIRS = (Path("/usr/lib/postgresql/15/bin"), Path("/usr/local/bin"))
+DATABASE = "aegra"
+DB_USER = "aegra"
+START_TIMEOUT = 120.0
+WORKER_GRACE = 20.0
+
+MIGRATE = """
+import asyncio
+from aegra_api.core.database import db_manager
+from aegra_api.core.migrations import run_migrations
+
+async def setup() -> None:
+    await db_manager.initialize()  # also creates the checkpointer's and the store's tables
+    await db_manager.close()
+
+run_migrations()
+asyncio.run(setup())
+"""
+"""Run once before the workers start: Aegra's migrations and LangGraph's table setup."""
+
+
+class ProdServerError(RuntimeError):
+    """A process of the stack died or never became ready; the message names it."""
+
+
+@dataclass
+class ProdServer:
+    """A running stack: the API's URL and what it runs on."""
+
+    url: str
+    port: int
+    state: Path
+    database_url: str
+    redis_url: str
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    def log(self, name: str = "server") -> str:
+        """Return the whole log of ``server``, ``postgres`` or ``redis``."""
+        return (self.state / "logs" / f"{name}.log").read_text("utf-8", errors="replace")
+
+    def worker_pids(self) -> list[int]:
+        """Return the pids of the uvicorn worker processes (the children of its supervisor)."""
+        pid = self.processes["server"].pid
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return sorted(
+            int(child)
+            for child in children
+            if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes()
+        )
+
+
+def postgres_tool(name: str) -> str:
+    """Return the path of a PostgreSQL program (initdb, postgres, psql, ...)."""
+    for folder in PG_BIN_DIRS:
+        if (folder / name).exists():
+            return str(folder / name)
+    found = shutil.which(name)
+    if found is None:
+        msg = f"{name} not found (looked in {', '.join(map(str, PG_BIN_DIRS))} and PATH)"
+        raise ProdServerError(msg)
+    return found
+
+
+def _run_as() -> dict[str, Any]:
+    """PostgreSQL refuses to run as root: run it as the ``postgres`` account then."""
+    return {"user": "postgres", "group": "postgres"} if os.geteuid() == 0 else {}
+
+
+def _secret(state: Path) -> str:
+    path = state / "secret"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(24), "utf-8")
+        path.chmod(0o600)
+    return path.read_text("utf-8").strip()
+
+
+def _wait(what: str, ready: Any, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while not ready():
+        if process.poll() is not None:
+            tail = "\n".join(log.read_text("utf-8", errors="replace").splitlines()[-40:])
+            msg = f"{what} exited with {process.returncode}:\n{tail}"
+            raise ProdServerError(msg)
+        if time.monotonic() > deadline:
+            msg = f"{what} was not ready in {START_TIMEOUT}s; see {log}"
+            raise ProdServerError(msg)
+        time.sleep(0.2)
+
+
+def _spawn(command: list[str], log: Path, **kwargs: Any) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            command,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            **kwargs,
+        )
+
+
+def _stop(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, sig)
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=15)
+    except ProcessLookupError:
+        pass
+
+
+@contextmanager
+def postgres(state: Path, port: int, password: str) -> Iterator[str]:
+    """Run the private cluster in ``<state>/postgres`` until the block ends.
+
+    Yields:
+        The database URL.
+    """
+    data, log = state / "postgres", state / "logs" / "postgres.log"
+    owner = _run_as()
+    closed = [p for p in data.resolve().parents if owner and not p.stat().st_mode & 0o001]
+    if closed:
+        msg = f"the postgres account cannot enter {closed[0]}: choose a state folder it can reach"
+        raise ProdServerError(msg)
+    if not (data / "PG_VERSION").exists():
+        data.mkdir(mode=0o700, parents=True, exist_ok=True)
+        pwfile = state / "pgpass.tmp"
+        pwfile.write_text(password, "utf-8")
+        if owner:
+            shutil.chown(data, owner["user"], owner["group"])
+            shutil.chown(pwfile, owner["user"], owner["group"])
+        initdb = [postgres_tool("initdb"), "-D", str(data), "-U", DB_USER, "--pwfile", str(pwfile)]
+        initdb += ["--auth", "scram-sha-256", "-E", "UTF8", "--no-instructions"]
+        try:
+            done = subprocess.run(initdb, check=False, capture_output=True, text=True, **owner)
+        finally:
+            pwfile.unlink()
+        if done.returncode != 0:
+            msg = f"initdb failed ({done.returncode}):\n{done.stdout}{done.stderr}"
+            raise ProdServerError(msg)
+    server = [postgres_tool("postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port)]
+    server += ["-c", "unix_socket_directories=", "-c", "max_connections=200"]
+    process = _spawn(server, log, **owner)
+    env = {**os.environ, "PGPASSWORD": password}
+    where = ["-h", "127.0.0.1", "-p", str(port), "-U", DB_USER]
+    try:
+
+        def ready() -> bool:
+            probe = [postgres_tool("pg_isready"), *where, "-d", "postgres", "-q"]
+            return subprocess.run(probe, env=env, check=False).returncode == 0
+
+        _wait("postgres", ready, process, log)
+        exists = subprocess.run(
+            [postgres_tool("psql"), *where, "-d", "postgres", "-tAc",
+             f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE}'"],
+            env=env, check=True, capture_output=True, text=True,
+        ).stdout.strip()  # fmt: skip
+        if exists != "1":
+            subprocess.run([postgres_tool("createdb"), *where, DATABASE], env=env, check=True)
+        yield f"postgresql://{DB_USER}:{password}@127.0.0.1:{port}/{DATABASE}"
+    finally:
+        _stop(process, signal.SIGINT)  # fast shutdown: a clean checkpoint, no recovery
+
+
+def _redis_ping(port: int, password: str) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+            sock.sendall(f"AUTH {password}\r\nPING\r\n".encode())
+            reply = b""
+            while b"PONG" not in reply and b"-" not in reply:
+                chunk = sock.recv(256)
+                if not chunk:
+                    break
+                reply += chunk
+            return b"+PONG" in reply
+    except OSError:
+        return False
+
+
+@contextmanager
+def redis(state: Path, port: int, password: str) -> Iterator[str]:
+    """Run ``redis-server`` with its append-only file in ``<state>/redis`` until the block ends.
+
+    Yields:
+        The Redis URL.
+    """
+    data, log = state / "redis", state / "logs" / "redis.log"
+    data.mkdir(parents=True, exist_ok=True)
+    binary = shutil.which("redis-server")
+    if binary is None:
+        msg = "redis-server not found: install it (Debian: apt-get install -y redis-server)"
+        raise ProdServerError(msg)
+    # The config comes on stdin, so the password is not in the process list.
+    config = (
+        f'bind 127.0.0.1\nport {port}\ndir {data}\nappendonly yes\nsave ""\n'
+        f"requirepass {password}\ndaemonize no\nprotected-mode yes\n"
+    )
+    with log.open("ab") as out:
+        process = subprocess.Popen(
+            [binary, "-"], stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    assert process.stdin is not None
+    process.stdin.write(config.encode())
+    process.stdin.close()
+    try:
+        _wait("redis-server", lambda: _redis_ping(port, password), process, log)
+        yield f"redis://:{password}@127.0.0.1:{port}/0"
+    finally:
+        _stop(process)
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=2) as response:  # noqa: S310
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@contextmanager
+def serve(
+    env: Mapping[str, str] | None = None,
+    *,
+    state: Path = STATE,
+    port: int | None = None,
+    postgres_port: int | None = None,
+    redis_port: int | None = None,
+    workers: int = 2,
+    config: Path = CONFIG,
+) -> Iterator[ProdServer]:
+    """Run PostgreSQL, Redis and Aegra with ``workers`` processes until the block ends.
+
+    Args:
+        env: The server's base environment; this process's when None. The database,
+            Redis, config, host and port settings are added to it.
+        state: Folder for the database, Redis's data, the secret and the logs.
+        port: The API's port; a free one when None.
+        postgres_port: PostgreSQL's port; a free one when None.
+        redis_port: Redis's port; a free one when None.
+        workers: uvicorn worker processes.
+        config: The Aegra config to serve.
+
+    Yields:
+        The running stack.
+
+    Raises:
+        ProdServerError: If the environment is missing or a process does not start.
+    """
+    if not PYTHON.exists():
+        msg = f"{PYTHON} is missing: run `make prod-env` (or `make prod`) first"
+        raise ProdServerError(msg)
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "logs").mkdir(exist_ok=True)
+    password = _secret(state)
+    api_port = port or free_port()
+    url = f"http://127.0.0.1:{api_port}"
+    with ExitStack() as stack:
+        database_url = stack.enter_context(postgres(state, postgres_port or free_port(), password))
+        redis_url = stack.enter_context(redis(state, redis_port or free_port(), password))
+        server_env = dict(os.environ if env is None else env)
+        server_env.update(
+            {
+                "DATABASE_URL": database_url,
+                "REDIS_URL": redis_url,
+                "REDIS_BROKER_ENABLED": "true",
+                "AEGRA_CONFIG": str(config),
+                "HOST": "127.0.0.1",
+                "PORT": str(api_port),
+                "NO_PROXY": "127.0.0.1,localhost",
+                "no_proxy": "127.0.0.1,localhost",
+            }
+        )
+        log = state / "logs" / "server.log"
+        # Workers that migrate a new database at the same time collide: migrate once here.
+        with log.open("ab") as out:
+            migrated = subprocess.run(
+                [str(PYTHON), "-c", MIGRATE], env=server_env, stdout=out, stderr=out, check=False
+            )
+        if migrated.returncode != 0:
+            msg = f"the database migration failed ({migrated.returncode}); see {log}"
+            raise ProdServerError(msg)
+        server_env["RUN_MIGRATIONS_ON_STARTUP"] = "false"
+        offset = log.stat().st_size
+        command = [str(PYTHON), "-m", "uvicorn", "aegra_api.main:app"]
+        command += ["--host", "127.0.0.1", "--port", str(api_port), "--workers", str(workers)]
+        process = _spawn(command, log, cwd=config.parent, env=server_env)
+        stack.callback(_stop, process)
+        server = ProdServer(url, api_port, state, database_url, redis_url, {"server": process})
+
+        healthy_since: list[float] = []
+
+        def ready() -> bool:
+            # /health answers once one worker is up: wait for every worker's startup line
+            # (for at most WORKER_GRACE s, in case LOG_LEVEL hides it).
+            if not healthy_since:
+                if not _healthy(url):
+                    return False
+                healthy_since.append(time.monotonic())
+            with log.open("rb") as text:
+                text.seek(offset)
+                started = text.read().count(b"Application startup complete")
+            return started >= workers or time.monotonic() - healthy_since[0] > WORKER_GRACE
+
+        _wait("uvicorn aegra_api.main:app", ready, process, log)
+        yield server
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve until Ctrl-C, with ``.env`` loaded over the environment (as ``langgraph dev``).
+
+    Returns:
+        0 after Ctrl-C, 1 when a process of the stack failed.
+    """
+    parser = argparse.ArgumentParser(prog="python -m agent.prodserver", description=__doc__)
+    parser.add_argument("--port", type=int, default=2026, help="API port (default 2026)")
+    parser.add_argument("--postgres-port", type=int, default=None, help="default: a free one")
+    parser.add_argument("--redis-port", type=int, default=None, help="default: a free one")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--state", type=Path, default=STATE)
+    args = parser.parse_args(argv)
+    env = dict(os.environ)
+    if (ROOT / ".env").exists():
+        from dotenv import dotenv_values
+
+        env.update({k: v for k, v in dotenv_values(ROOT / ".env").items() if v is not None})
+    stopping = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stopping.set())
+    try:
+        with serve(
+            env,
+            state=args.state,
+            port=args.port,
+            postgres_port=args.postgres_port,
+            redis_port=args.redis_port,
+            workers=args.workers,
+        ) as server:
+            print(f"API: {server.url}  ({args.workers} workers; logs in {server.state / 'logs'})")
+            print("Ctrl-C stops the server, Redis and PostgreSQL.", flush=True)
+            while not stopping.wait(1.0):
+                if server.processes["server"].poll() is not None:
+                    print(f"the server exited; see {server.state / 'logs' / 'server.log'}")
+                    return 1
+    except ProdServerError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print("stopped.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
