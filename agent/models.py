@@ -266,6 +266,10 @@ class OfflineChatModel(BaseChatModel):
         )
 
 
+class ModelLoadError(ValueError):
+    """A context's ``model`` string names no model that can be built here."""
+
+
 @lru_cache(maxsize=32)
 def load_model(name: str) -> BaseChatModel:
     """Return the chat model a context's ``model`` field names.
@@ -275,7 +279,20 @@ def load_model(name: str) -> BaseChatModel:
 
     Returns:
         The model, cached per name.
+
+    Raises:
+        ModelLoadError: If ``init_chat_model`` cannot build the model. The message names
+            the ``model`` field and the cause's type, never the string.
     """
     if name == OFFLINE_MODEL:
         return OfflineChatModel()
-    return init_chat_model(name)
+    try:
+        return init_chat_model(name)
+    except Exception as error:
+        # The provider's message quotes the string (which may be a pasted secret), and a
+        # chained cause would print it in the server log's traceback: drop both.
+        msg = (
+            f"model could not be loaded ({type(error).__name__}): expected 'offline' or a "
+            "'provider:model' string whose provider package is installed and configured"
+        )
+        raise ModelLoadError(msg) from None
