@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import pytest
 from langgraph_sdk.client import LangGraphClient
 
 from agent.scenarios import GRAPHS
@@ -33,9 +32,7 @@ async def finished_thread(client: LangGraphClient, graph: str) -> str:
     return str(thread_id)
 
 
-@pytest.mark.parametrize("graph", GRAPHS)
-@pytest.mark.parametrize("command", [{"resume": "yes"}, {"update": {"messages": []}}])
-async def test_resume_or_update_on_a_thread_that_is_not_interrupted_names_command(
+async def resume_or_update_on_threads_that_are_not_interrupted(
     client: LangGraphClient, graph: str, command: dict[str, Any]
 ) -> None:
     new = (await client.threads.create())["thread_id"]
@@ -52,8 +49,7 @@ async def test_resume_or_update_on_a_thread_that_is_not_interrupted_names_comman
     assert after["values"] == before["values"]  # nothing ran
 
 
-@pytest.mark.parametrize("graph", GRAPHS)
-async def test_goto_to_an_unknown_node_names_command(client: LangGraphClient, graph: str) -> None:
+async def goto_to_an_unknown_node(client: LangGraphClient, graph: str) -> None:
     done = await finished_thread(client, graph)
     message = await failure(client, done, graph, command={"goto": "secret-NODE-41c7"})
     assert message.startswith("command.goto names a node this graph does not have")
@@ -63,8 +59,7 @@ async def test_goto_to_an_unknown_node_names_command(client: LangGraphClient, gr
     assert "command.goto" in await failure(client, done, graph, command=send)
 
 
-@pytest.mark.parametrize("graph", GRAPHS)
-async def test_resume_continues_an_interrupted_thread(client: LangGraphClient, graph: str) -> None:
+async def resume_of_an_interrupted_thread(client: LangGraphClient, graph: str) -> None:
     thread_id = (await client.threads.create())["thread_id"]
     await client.runs.wait(
         thread_id,
@@ -77,3 +72,18 @@ async def test_resume_continues_an_interrupted_thread(client: LangGraphClient, g
     output = await client.runs.wait(thread_id, graph, command={"resume": "go"}, context=SUCCESS)
     assert isinstance(output, dict) and "__error__" not in output, output
     assert output["stop_decision"]["rule"] == "completed"
+
+
+async def test_commands_fail_naming_command_unless_the_graph_can_run_them(
+    client: LangGraphClient,
+) -> None:
+    # All at once: each case waits on the server's queue, not on the others.
+    await asyncio.gather(
+        *(
+            resume_or_update_on_threads_that_are_not_interrupted(client, graph, command)
+            for graph in GRAPHS
+            for command in ({"resume": "yes"}, {"update": {"messages": []}})
+        ),
+        *(goto_to_an_unknown_node(client, graph) for graph in GRAPHS),
+        *(resume_of_an_interrupted_thread(client, graph) for graph in GRAPHS),
+    )
