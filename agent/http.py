@@ -16,8 +16,10 @@ the guarded routes it:
   ``detail`` as every other route. A CORS preflight (``OPTIONS``) carries no key, so it
   is checked for its origin only.
 
-Every other route passes through untouched. A refusal is logged with its method, path
-and reason, never the key.
+Every other route passes through, with one change on every route: an ``x-api-key`` sent
+as a query parameter (never read as a key: auth reads the header) has its value replaced
+by ``[redacted]`` before the server's access log, which records query strings, sees it.
+A refusal is logged with its method, path and reason, never the key.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from urllib.parse import unquote_plus
 
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
@@ -51,6 +54,32 @@ STUDIO_ORIGINS = frozenset(
 
 _LOOPBACK_ORIGIN = re.compile(r"^https?://(?:localhost|127\.0\.0\.1|\[::1\])(?::\d{1,5})?$")
 _CROSS_SITE = frozenset({"cross-site", "same-site"})
+
+
+REDACTED_QUERY_VALUE = b"[redacted]"
+"""What replaces the value of an ``x-api-key`` query parameter."""
+
+
+def redact_query(query: bytes) -> bytes:
+    """Return a query string with the value of every ``x-api-key`` parameter redacted.
+
+    Names are compared after percent-decoding, case-insensitively; every other parameter
+    is kept byte for byte. Linear in the query's length.
+
+    Args:
+        query: The raw query string (``scope["query_string"]``).
+
+    Returns:
+        The same bytes when nothing matched, else the redacted query.
+    """
+    if API_KEY_HEADER.encode() not in query.lower() and b"%" not in query:
+        return query
+    parts = query.split(b"&")
+    for index, part in enumerate(parts):
+        name = part.split(b"=", 1)[0]
+        if unquote_plus(name.decode("latin-1")).strip().lower() == API_KEY_HEADER:
+            parts[index] = name + b"=" + REDACTED_QUERY_VALUE
+    return b"&".join(parts)
 
 
 def is_guarded(path: str) -> bool:
@@ -99,7 +128,7 @@ def refusal(headers: Headers, method: str, keys: dict[str, str]) -> tuple[int, s
 
 
 class DevRouteGuard:
-    """ASGI middleware: guard :data:`GUARDED_PREFIXES`, pass everything else through."""
+    """ASGI middleware: guard :data:`GUARDED_PREFIXES`; redact a query-string key anywhere."""
 
     def __init__(self, app: ASGIApp, keys: dict[str, str]) -> None:
         """Wrap ``app``.
@@ -113,6 +142,11 @@ class DevRouteGuard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Refuse a guarded request that fails :func:`refusal`; serve the rest."""
+        if scope["type"] in ("http", "websocket"):
+            query = scope.get("query_string", b"")
+            redacted = redact_query(query)
+            if redacted is not query:
+                scope = {**scope, "query_string": redacted}
         if scope["type"] == "http" and is_guarded(scope["path"]):
             refused = refusal(Headers(scope=scope), scope["method"], self.keys)
             if refused is not None:

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from agent.auth import API_KEYS_ENV
-from agent.http import STUDIO_ORIGINS, allowed_origin, is_guarded
+from agent.http import STUDIO_ORIGINS, allowed_origin, is_guarded, redact_query
 from tests.support.dev_server import DevServer, dev_server
 
 KEY = "routes-key-4b1e9c07"
@@ -51,6 +51,22 @@ def test_what_is_guarded_and_which_origins_pass() -> None:
         "https://smith.langchain.com.x",
     ):
         assert not allowed_origin(origin)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        (b"", b""),
+        (b"limit=1", b"limit=1"),
+        (b"key=store-item&namespace=a.b", b"key=store-item&namespace=a.b"),
+        (b"x-api-key=" + KEY.encode(), b"x-api-key=[redacted]"),
+        (b"limit=1&X-API-KEY=" + KEY.encode() + b"&b=2", b"limit=1&X-API-KEY=[redacted]&b=2"),
+        (b"x%2Dapi%2Dkey=" + KEY.encode(), b"x%2Dapi%2Dkey=[redacted]"),
+        (b"x-api-keys=1&%zz", b"x-api-keys=1&%zz"),
+    ],
+)
+def test_a_key_in_the_query_string_is_redacted(query: bytes, expected: bytes) -> None:
+    assert redact_query(query) == expected
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,11 @@ One dev server at the default log level, with planted keys (``AGENT_API_KEYS`` f
 API, a Groq key for the model provider). Every scenario on both graphs, plus runs that
 carry planted secrets where a log line is most likely to pick them up: in the user
 message, in tool arguments (``search: <text>``), in tool content (a receipt that echoes
-the item), in a streamed answer, in a request the server rejects, in every context field (each
-refused), in a model string that fails to load, and through the real Groq client against
-a loopback Groq. The log must hold no key, no planted secret and no line of any
-message's content, and a refusal names the field without quoting the value to the client.
+the item), in a streamed answer, in a request the server rejects, in a query string
+(``?x-api-key=``), in every context field (each refused), in a model string that fails to
+load, and through the real Groq client against a loopback Groq. The log must hold no key,
+no planted secret and no line of any message's content, and a refusal names the field
+without quoting the value to the client.
 """
 
 from __future__ import annotations
@@ -182,6 +183,11 @@ async def traffic(logged_server: DevServer) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=logged_server.url) as http:
         refused = await http.post("/threads/search", json={}, headers={"x-api-key": "wrong"})
         rejected.append(str(refused.status_code))
+        # A key in the query string is not read (401), and the access log, which records
+        # query strings, gets it redacted by agent/http.py.
+        for path in ("/threads/search", "/internal/truncate"):
+            refused = await http.post(f"{path}?limit=1&x-api-key={API_KEY}", json={})
+            rejected.append(str(refused.status_code))
     await client.aclose()
     return {"contents": contents, "statuses": statuses, "rejected": rejected}
 
@@ -206,7 +212,8 @@ def test_the_traffic_ran(traffic: dict[str, Any], groq: FakeGroq, log: str) -> N
     assert set(groq.auth_headers) == {f"Bearer {GROQ_KEY}"}
     per_graph = ["ValueError", "ValueError", "ValidationError"]
     per_graph += ["ValidationError"] * len(CONTEXT_FIELDS) + ["ModelLoadError"]
-    assert traffic["rejected"] == per_graph * len(GRAPHS) + ["401"]
+    assert traffic["rejected"] == per_graph * len(GRAPHS) + ["401"] * 3
+    assert "query_string='limit=1&x-api-key=[redacted]'" in log
     # The log is the server's own, at its default level: info and error lines are in it.
     assert "Created run" in log
     assert "Background run failed" in log
