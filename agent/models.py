@@ -30,7 +30,7 @@ from agent.contract import latest_tool_step, turn_start
 # Linear time on any text: no pattern below can rescan what an earlier attempt scanned.
 # ``buy <item> for <amount>`` is two scans, not one lazy pattern (``buy.+?for``
 # restarts its scan at every ``buy`` and is quadratic on "buy buy buy ...").
-_BUY = re.compile(r"\bbuy\s", re.I)
+_BUY_WORD = re.compile(r"\bbuy\s", re.I)
 _FOR_AMOUNT = re.compile(r"\sfor\s+\$?(?P<amount>\d[\d,]*(?:\.\d+)?)", re.I)
 _DIRECT = re.compile(r"^\s*(?P<tool>[A-Za-z_][\w-]*):\s*(?P<text>.*)$", re.S)
 _TAGS = re.compile(r"<[^<>]+>")  # [^>]+ would rescan "<<<<..." from every "<"
@@ -53,7 +53,7 @@ def parse_buy(text: str) -> tuple[str, float] | None:
         ``(item, amount)``, or None when no line holds a purchase.
     """
     for line in text.splitlines():
-        buy = _BUY.search(line)
+        buy = _BUY_WORD.search(line)
         if buy is None:
             continue
         # At least one item character: "for" must follow buy's space plus one more.
