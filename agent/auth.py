@@ -7,7 +7,8 @@ server loads this module once at start.
   valid ``x-api-key`` header (401 otherwise). Threads, runs, assistants, crons and store
   items belong to the identity that created them; another identity gets 404 on them and
   does not see them in searches. The graphs' own assistants (``created_by: system``) stay
-  readable and runnable by every identity.
+  readable and runnable by every identity. Store namespaces start with the owner's
+  :func:`namespace_label`.
 - ``AGENT_API_KEYS`` unset or empty: the server is open (local development), and says so
   once, with a warning, when it starts.
 
@@ -148,6 +149,23 @@ def header_value(headers: Mapping[bytes, bytes] | Mapping[str, str], name: str) 
     return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)
 
 
+def namespace_label(identity: str) -> str:
+    """Return the store namespace label that holds an identity's items.
+
+    LangGraph refuses namespace labels containing ``.``, which identities may hold
+    (``carol.d@example.com``). Each ``.`` becomes ``%2E``; ``%`` is not a character an
+    identity may hold, so two identities never share a label, and an identity without a
+    ``.`` is its own label.
+
+    Args:
+        identity: An identity from ``AGENT_API_KEYS``.
+
+    Returns:
+        A non-empty label without ``.``.
+    """
+    return identity.replace(".", "%2E")
+
+
 def _stamp_owner(value: dict[str, Any], identity: str) -> None:
     """Record ``identity`` as the owner in the metadata the server is about to write."""
     metadata = value.get("metadata")
@@ -228,10 +246,11 @@ def build_auth(keys: Mapping[str, str]) -> Auth:
 
     @auth.on.store
     async def own_store(ctx: Auth.types.AuthContext, value: Any) -> None:
-        """Scope every store namespace under the caller's identity."""
+        """Scope every store namespace under the caller's identity (as a valid label)."""
+        label = namespace_label(ctx.user.identity)
         namespace = tuple(value.get("namespace") or ())
-        if not namespace or namespace[0] != ctx.user.identity:
-            namespace = (ctx.user.identity, *namespace)
+        if not namespace or namespace[0] != label:
+            namespace = (label, *namespace)
         value["namespace"] = namespace
 
     return auth

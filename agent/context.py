@@ -30,7 +30,9 @@ def default_model() -> str:
 class Context(BaseModel):
     """Per-run settings. Every field shows in Studio with its description."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Errors name the field and the expected form, never the value: a value can be a
+    # secret pasted in the wrong field, and errors reach the client and the server log.
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
     model: str = Field(
         default_factory=default_model,
@@ -108,7 +110,7 @@ class Context(BaseModel):
         if value != OFFLINE_MODEL and not _PROVIDER_MODEL.match(value):
             msg = (
                 f"model must be 'offline' or a 'provider:model' string such as "
-                f"{GROQ_DEFAULT_MODEL!r}, got {value!r}"
+                f"{GROQ_DEFAULT_MODEL!r}"
             )
             raise ValueError(msg)
         return value

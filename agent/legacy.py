@@ -25,6 +25,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
 
+from agent.commands import checked
 from agent.context import Context, resolve
 from agent.contract import decide, final_text, is_hard_stop
 from agent.models import load_model
@@ -110,7 +111,7 @@ def build_legacy(
         "tools", route_after_tools, {"agent": "agent", "finalize": "finalize"}
     )
     builder.add_edge("finalize", END)
-    return builder.compile(checkpointer=checkpointer, name="legacy")
+    return checked(builder.compile(checkpointer=checkpointer, name="legacy"))
 
 
 configure_tracing()  # before any run: traces go through the redacting client

@@ -25,6 +25,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
 
+from agent.commands import checked
 from agent.context import Context, resolve
 from agent.contract import StopDecision, decide, final_text, is_hard_stop
 from agent.models import OfflineChatModel, load_model
@@ -176,7 +177,7 @@ def build_middleware(
         ToolErrorMiddleware(on_error=tool_error_content),
         StopOnArtifactMiddleware(),
     ]
-    return create_agent(
+    compiled = create_agent(
         OfflineChatModel(),
         list(tools),
         middleware=middleware,
@@ -185,6 +186,7 @@ def build_middleware(
         checkpointer=checkpointer,
         name="middleware",
     )
+    return checked(compiled)
 
 
 configure_tracing()  # before any run: traces go through the redacting client

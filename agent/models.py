@@ -27,11 +27,41 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from agent.context import OFFLINE_MODEL
 from agent.contract import latest_tool_step, turn_start
 
-_BUY = re.compile(r"\bbuy\s+(?P<item>.+?)\s+for\s+\$?(?P<amount>\d[\d,]*(?:\.\d+)?)", re.I)
+# Linear time on any text: no pattern below can rescan what an earlier attempt scanned.
+# ``buy <item> for <amount>`` is two scans, not one lazy pattern (``buy.+?for``
+# restarts its scan at every ``buy`` and is quadratic on "buy buy buy ...").
+_BUY_WORD = re.compile(r"\bbuy\s", re.I)
+_FOR_AMOUNT = re.compile(r"\sfor\s+\$?(?P<amount>\d[\d,]*(?:\.\d+)?)", re.I)
 _DIRECT = re.compile(r"^\s*(?P<tool>[A-Za-z_][\w-]*):\s*(?P<text>.*)$", re.S)
-_TAGS = re.compile(r"<[^>]+>")
+_TAGS = re.compile(r"<[^<>]+>")  # [^>]+ would rescan "<<<<..." from every "<"
 ANSWER_CHARS = 280
 """Longest tool excerpt the offline model quotes in an answer."""
+
+
+def parse_buy(text: str) -> tuple[str, float] | None:
+    """Read ``buy <item> for <amount>`` from one line of a user message.
+
+    The first ``buy`` (a word, any case) that is followed on its line by
+    ``for <amount>`` wins; the item is the text between them, stripped. The amount may
+    carry a ``$`` and thousands commas. It runs in linear time on any input.
+
+    Args:
+        text: A user message, or one ``;``-separated part of it.
+
+    Returns:
+        ``(item, amount)``, or None when no line holds a purchase.
+    """
+    for line in text.splitlines():
+        buy = _BUY_WORD.search(line)
+        if buy is None:
+            continue
+        # At least one item character: "for" must follow buy's space plus one more.
+        # If the first "buy" on a line has no "for <amount>" after it, no later one has.
+        found = _FOR_AMOUNT.search(line, buy.end() + 1)
+        if found is not None:
+            item = line[buy.end() : found.start()].strip()
+            return item, float(found["amount"].replace(",", ""))
+    return None
 
 
 def _summary(content: str) -> str:
@@ -156,10 +186,10 @@ class OfflineChatModel(BaseChatModel):
         direct = _DIRECT.match(part)
         if direct and direct["tool"] in tools:
             return direct["tool"], {_first_param(tools[direct["tool"]]): direct["text"].strip()}
-        buy = _BUY.search(part)
+        buy = parse_buy(part)
         if buy and "checkout" in tools:
-            amount = float(buy["amount"].replace(",", ""))
-            return "checkout", {"item": buy["item"].strip(), "amount": amount}
+            item, amount = buy
+            return "checkout", {"item": item, "amount": amount}
         if "search" in tools:
             return "search", {"query": part}
         return None
@@ -251,6 +281,10 @@ class OfflineChatModel(BaseChatModel):
         )
 
 
+class ModelLoadError(ValueError):
+    """A context's ``model`` string names no model that can be built here."""
+
+
 @lru_cache(maxsize=32)
 def load_model(name: str) -> BaseChatModel:
     """Return the chat model a context's ``model`` field names.
@@ -260,7 +294,20 @@ def load_model(name: str) -> BaseChatModel:
 
     Returns:
         The model, cached per name.
+
+    Raises:
+        ModelLoadError: If ``init_chat_model`` cannot build the model. The message names
+            the ``model`` field and the cause's type, never the string.
     """
     if name == OFFLINE_MODEL:
         return OfflineChatModel()
-    return init_chat_model(name)
+    try:
+        return init_chat_model(name)
+    except Exception as error:
+        # The provider's message quotes the string (which may be a pasted secret), and a
+        # chained cause would print it in the server log's traceback: drop both.
+        msg = (
+            f"model could not be loaded ({type(error).__name__}): expected 'offline' or a "
+            "'provider:model' string whose provider package is installed and configured"
+        )
+        raise ModelLoadError(msg) from None

@@ -59,25 +59,55 @@ SENSITIVE_WORDS: frozenset[str] = frozenset(
 )
 """Words that make a key sensitive, matched per word (``api_key`` yes, ``input_tokens`` no)."""
 
+# Every alternative is linear in the text it is searched over: a fixed-length tail
+# (``{6}``, not ``{6,}``: one match is enough) and no run that another start could rescan.
+# An email or a URL's credentials are found from their ``@`` or ``://``, never from a
+# leading run (``[A-Za-z0-9._%+-]+@`` restarts at every letter of "aaaa..." and is
+# quadratic). A JWT is found by :func:`_has_jwt`, which needs one pass per run.
 _SECRET_VALUE = re.compile(
     r"""
-      \b(?:sk|pk|rk)[-_][A-Za-z0-9_-]{6,}        # sk-..., sk_live_..., pk_...
-    | \bgsk_[A-Za-z0-9]{6,}                      # Groq
-    | \blsv2_[A-Za-z0-9_]{6,}                    # LangSmith
-    | \b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{6,}
-    | \bxox[abprs]-[A-Za-z0-9-]{6,}              # Slack
-    | \bAKIA[0-9A-Z]{12,}                        # AWS access key id
-    | \bAIza[0-9A-Za-z_-]{10,}                   # Google API key
-    | \bBearer\s+\S+
-    | \beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}  # JWT
+      \b(?:sk|pk|rk)[-_][A-Za-z0-9_-]{6}         # sk-..., sk_live_..., pk_...
+    | \bgsk_[A-Za-z0-9]{6}                       # Groq
+    | \blsv2_[A-Za-z0-9_]{6}                     # LangSmith
+    | \b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{6}
+    | \bxox[abprs]-[A-Za-z0-9-]{6}               # Slack
+    | \bAKIA[0-9A-Z]{12}                         # AWS access key id
+    | \bAIza[0-9A-Za-z_-]{10}                    # Google API key
+    | \bBearer\s+\S
     | -----BEGIN[ A-Z]*PRIVATE\ KEY-----
-    | [A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@   # credentials in a URL
-    | [A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}  # email address
-    | \b\d{3}-\d{2}-\d{4}\b                      # US SSN
-    | ^\s*(?:\d[ -]?){12,18}\d\s*$               # a card number, and nothing else
+    | [A-Za-z0-9+.-]://[^/\s:@]+:[^/\s@]+@         # credentials in a URL
+    | [A-Za-z0-9._%+-]@[A-Za-z0-9.-]+\.[A-Za-z]{2}  # email address
+    | \b\d{3}-\d{2}-\d{4}\b                       # US SSN
+    | ^\s*(?:\d[ -]?){12,18}\d\s*$                # a card number, and nothing else
     """,
     re.VERBOSE,
 )
+_JWT_HEADER = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]+(?=\.[A-Za-z0-9_-]{5})")
+"""A whole base64url run followed by ``.`` and five more: where a JWT's header can be."""
+_JWT_MIN_HEADER = 8
+"""``eyJ`` and at least five more characters before the first ``.``."""
+
+
+def _has_jwt(value: str) -> bool:
+    """Return True when ``eyJ...`` (5+ more) ``.`` (5+ more) occurs, as a JWT starts.
+
+    The header starts at a run's start or after a ``-`` inside it (a word boundary). The
+    runs are maximal and disjoint and each is read once, so this is linear in ``value``
+    however many ``eyJ`` one run holds.
+    """
+    for match in _JWT_HEADER.finditer(value):
+        run = match[0]
+        if run.startswith("eyJ"):
+            at = 0
+        else:
+            dash = run.find("-eyJ")
+            if dash < 0:
+                continue
+            at = dash + 1
+        if len(run) - at >= _JWT_MIN_HEADER:
+            return True
+    return False
+
 
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
@@ -112,7 +142,7 @@ def looks_secret(value: str) -> bool:
         Whether it contains an API-key prefix, a bearer token, a JWT, a private key, a URL
         with a password, an email address, an SSN or a card-like digit run.
     """
-    return _SECRET_VALUE.search(value) is not None
+    return _SECRET_VALUE.search(value) is not None or _has_jwt(value)
 
 
 def _small_scalar(value: object) -> bool:

@@ -58,7 +58,8 @@ async def test_invalid_context_fails_the_run_naming_the_field(client: LangGraphC
         error = output["__error__"]
         assert error["error"] == "ValidationError"
         assert f"\n{name}" in error["message"], error["message"]  # pydantic's field line
-        assert repr(value) in error["message"] or str(value) in error["message"]
+        if isinstance(value, str):  # named, never quoted: a value may be a pasted secret
+            assert value not in error["message"], error["message"]
         # runs.wait raising: the SDK's exception carries the same text.
         with pytest.raises(Exception, match=name) as excinfo:
             await client.runs.wait(None, graph, **request)

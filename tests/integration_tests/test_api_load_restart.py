@@ -1,11 +1,17 @@
-"""Many runs at once without cross-talk, and threads that survive a server restart."""
+"""Many runs at once without cross-talk, threads that survive a graceful restart, and
+what a ``kill -9`` of ``langgraph dev`` loses (as the README says)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx
+import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
@@ -146,5 +152,53 @@ async def test_threads_survive_a_restart(tmp_path: Path) -> None:
                 first_messages, second_messages = turns(output["messages"])
                 assert_answer(first_turn, first_messages)
                 assert_answer(second_turn, second_messages)
+        finally:
+            await sdk.aclose()
+
+
+def _saved(workdir: Path) -> dict[str, float]:
+    folder = workdir / ".langgraph_api"
+    if not folder.exists():
+        return {}
+    return {path.name: path.stat().st_mtime for path in folder.iterdir()}
+
+
+async def test_a_kill_minus_9_loses_what_the_readme_says(tmp_path: Path) -> None:
+    # What the README's restart section promises NOT to keep, as langgraph dev behaves
+    # today. If an upgrade makes a kill -9 keep this, the test fails: update the README.
+    with dev_server(workdir=tmp_path) as first:
+        sdk = get_client(url=first.url, api_key=None)
+        read = (await sdk.threads.create(metadata={"case": "read"}))["thread_id"]
+        await sdk.runs.wait(read, GRAPHS[0], input=user_input("checkpointer"))
+        assert [r["status"] for r in await sdk.runs.list(read)] == ["success"]
+        assert (await sdk.threads.get_state(read))["values"]["messages"]  # any client's read
+        after_read = time.time() - 0.01
+        # Wait for the periodic flush (every ~10 s) after the read: threads and runs are
+        # written, checkpoints are not.
+        for _ in range(150):
+            if _saved(tmp_path).get(".langgraph_ops.pckl", 0) > after_read:
+                break
+            await asyncio.sleep(0.1)
+        saved = _saved(tmp_path)
+        assert saved.get(".langgraph_ops.pckl", 0) > after_read, saved
+        assert not [name for name in saved if name.startswith(".langgraph_checkpoint")], saved
+        # Right after that flush: a thread created less than 10 s before the kill.
+        late = (await sdk.threads.create(metadata={"case": "late"}))["thread_id"]
+        await sdk.aclose()
+        os.killpg(first.process.pid, signal.SIGKILL)
+        first.process.wait(timeout=15)
+
+    with dev_server(workdir=tmp_path) as second:
+        sdk = get_client(url=second.url, api_key=None)
+        try:
+            # The thread and its run came back, the run still says success...
+            assert (await sdk.threads.get(read))["metadata"]["case"] == "read"
+            assert [r["status"] for r in await sdk.runs.list(read)] == ["success"]
+            # ...but the state did not.
+            assert (await sdk.threads.get_state(read))["values"] in ({}, None, [])
+            # The late thread is gone altogether.
+            with pytest.raises(httpx.HTTPStatusError) as caught:
+                await sdk.threads.get(late)
+            assert caught.value.response.status_code == 404
         finally:
             await sdk.aclose()

@@ -2,9 +2,10 @@
 
 A dev server started with ``AGENT_API_KEYS`` set: no key and a wrong key are refused;
 two identities each see their own threads, runs, assistants, crons and store items and
-get 404 on the other's. The session server (no keys) is open and says so once in its
-log. A malformed ``AGENT_API_KEYS`` stops the server with an error naming the entry and
-never the key.
+get 404 on the other's; an identity with a '.' (which the store refuses in a namespace
+label) uses the store like a plain one, apart from every other. The session server (no
+keys) is open and says so once in its log. A malformed ``AGENT_API_KEYS`` stops the server
+with an error naming the entry and never the key.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from agent.auth import (
     OWNER,
     ApiKeysError,
     identity_for,
+    namespace_label,
     parse_api_keys,
 )
 from agent.scenarios import GRAPHS
@@ -33,6 +35,11 @@ ALICE_KEY = "alice-7c1f0e5b9a2d"
 ALICE_SECOND_KEY = "alice:second:3b8e"  # a key may hold ':'; the identity follows the last
 BOB_KEY = "bob-d94a61f2c0e8"
 KEYS = f"{ALICE_KEY}:alice, {BOB_KEY}:bob ,{ALICE_SECOND_KEY}:alice"
+CAROL = "carol.d@example.com"  # a '.' the store refuses in a namespace label
+CAROL_KEY = "carol-5e0b7a91d3c4"
+CAROL_LOOKALIKE = "carol_d@example.com"
+LOOKALIKE_KEY = "lookalike-2f6c8d0e"
+SERVER_KEYS = f"{KEYS},{CAROL_KEY}:{CAROL},{LOOKALIKE_KEY}:{CAROL_LOOKALIKE}"
 USER = {"messages": [{"role": "user", "content": "How does a checkpointer work?"}]}
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -83,6 +90,23 @@ def test_identity_for_matches_whole_keys_only() -> None:
         assert identity_for(wrong, keys) is None
 
 
+@pytest.mark.parametrize(
+    "identity", ["alice", "carol.d@example.com", "a.b.c", "x@y.z", "carol_d@example.com"]
+)
+def test_namespace_labels_are_valid_and_plain_identities_stay_as_they_are(identity: str) -> None:
+    label = namespace_label(identity)
+    assert label and "." not in label
+    assert parse_api_keys(f"k:{identity}") == {"k": identity}
+    if "." not in identity:
+        assert label == identity
+
+
+def test_namespace_labels_never_collide() -> None:
+    identities = ["a.b", "a_b", "a-b", "ab", "a.b.", "a..b", "a.2Eb", "a2Eb", "a@b", "A.b"]
+    labels = [namespace_label(f"x{identity}") for identity in identities]
+    assert len(set(labels)) == len(labels)
+
+
 # ---------------------------------------------------------------------------------------
 # Servers.
 
@@ -108,7 +132,7 @@ def test_without_keys_the_server_is_open_and_says_so_once(server: DevServer) -> 
 
 @pytest.fixture(scope="module")
 def keyed_server() -> Iterator[DevServer]:
-    with dev_server(env={API_KEYS_ENV: KEYS}) as running:
+    with dev_server(env={API_KEYS_ENV: SERVER_KEYS}) as running:
         yield running
 
 
@@ -118,6 +142,8 @@ async def clients(keyed_server: DevServer) -> AsyncIterator[dict[str, LangGraphC
         "alice": get_client(url=keyed_server.url, api_key=ALICE_KEY),
         "alice2": get_client(url=keyed_server.url, api_key=ALICE_SECOND_KEY),
         "bob": get_client(url=keyed_server.url, api_key=BOB_KEY),
+        "carol": get_client(url=keyed_server.url, api_key=CAROL_KEY),
+        "lookalike": get_client(url=keyed_server.url, api_key=LOOKALIKE_KEY),
         "nobody": get_client(url=keyed_server.url, api_key=None),
         "wrong": get_client(url=keyed_server.url, api_key="not-a-configured-key"),
     }
@@ -293,6 +319,31 @@ async def test_each_identity_sees_its_own_in_search(
         assert thread["metadata"][OWNER] == "bob"
     for thread in await clients["alice"].threads.search():
         assert thread["metadata"][OWNER] == "alice"
+
+
+@pytest.mark.parametrize("name", ["bob", "carol"])
+async def test_plain_and_dotted_identities_use_the_store(
+    clients: dict[str, LangGraphClient], name: str
+) -> None:
+    owner = clients[name]
+    namespace = ["drafts", name]
+    await owner.store.put_item(namespace, "draft", {"by": name})
+    item = await owner.store.get_item(namespace, "draft")
+    assert item is not None and item["value"] == {"by": name}
+    found = await owner.store.search_items(["drafts"])
+    assert [i["value"] for i in found["items"]] == [{"by": name}]
+    # Namespaces come back under the owner's label. (The in-memory store also lists a
+    # namespace someone only read from, hence "in", not "==".)
+    listed = (await owner.store.list_namespaces(prefix=["drafts"]))["namespaces"]
+    label = namespace_label(CAROL if name == "carol" else name)
+    assert [label, *namespace] in listed
+    assert {ns[0] for ns in listed} == {label}
+    # Nobody else reads it: not the other identity, not one that differs only by '.'/'_'.
+    for other in ("alice", "lookalike", "bob" if name == "carol" else "carol"):
+        assert await clients[other].store.get_item(namespace, "draft") is None
+        assert await clients[other].store.search_items(["drafts"]) == {"items": []}
+    await owner.store.delete_item(namespace, "draft")
+    assert await owner.store.get_item(namespace, "draft") is None
 
 
 async def test_the_graphs_own_assistants_are_shared_and_cannot_be_spoofed(

@@ -156,7 +156,8 @@ async def test_check_reports_mismatches(client: LangGraphClient) -> None:
     # A run that fails is a mismatch that keeps the server's error.
     [failed] = await check(client, ["middleware"], [real], model="nosuchprovider:x")
     assert not failed.ok and failed.observed is None
-    assert failed.error is not None and "nosuchprovider" in failed.error
+    assert failed.error is not None and "ModelLoadError" in failed.error
+    assert "nosuchprovider" not in failed.error  # the model string is never quoted
     assert "ERROR" in render([failed])
 
 

@@ -4,9 +4,11 @@ One dev server at the default log level, with planted keys (``AGENT_API_KEYS`` f
 API, a Groq key for the model provider). Every scenario on both graphs, plus runs that
 carry planted secrets where a log line is most likely to pick them up: in the user
 message, in tool arguments (``search: <text>``), in tool content (a receipt that echoes
-the item), in a streamed answer, in a request the server rejects, and through the real
-Groq client against a loopback Groq. The log must hold no key, no planted secret and no
-line of any message's content.
+the item), in a streamed answer, in a request the server rejects, in a query string
+(``?x-api-key=``), in every context field (each refused), in a model string that fails to
+load, and through the real Groq client against a loopback Groq. The log must hold no key,
+no planted secret and no line of any message's content, and a refusal names the field
+without quoting the value to the client.
 """
 
 from __future__ import annotations
@@ -36,6 +38,19 @@ SECRET_IN_TOOL_CONTENT = "secret-TOOL-4e7b"
 SECRET_IN_BAD_INPUT = "secret-BADINPUT-2a6f"
 SECRET_IN_STREAM = "secret-STREAM-5b0d"
 SECRET_IN_GROQ_RUN = "secret-GROQ-3c9e"
+SECRET_IN_CONTEXT = "secret-CONTEXT-8f2a"
+SECRET_IN_MODEL = "secret-MODEL-6d4c"
+CONTEXT_FIELDS = (
+    "model",
+    "stop_mode",
+    "force_outcome",
+    "seed",
+    "parallel_policy",
+    "max_retries",
+    "spend_cap",
+    "max_model_calls",
+)
+"""Every field of ``agent.context.Context``, each given a secret it rejects."""
 PLANTED = (
     API_KEY,
     OTHER_API_KEY,
@@ -45,6 +60,8 @@ PLANTED = (
     SECRET_IN_TOOL_CONTENT,
     SECRET_IN_STREAM,
     SECRET_IN_GROQ_RUN,
+    SECRET_IN_CONTEXT,
+    SECRET_IN_MODEL,
 )
 MIN_LINE = 24
 """Content lines at least this long must not appear in the log (shorter ones are words)."""
@@ -55,13 +72,19 @@ def user(text: str) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": text}]}
 
 
+ECHOES: list[str] = []
+"""Every refusal's full text, as the client received it."""
+
+
 async def refusal(request: Awaitable[Any]) -> str:
     """How the server refused a request: an HTTP status, or the failed run's error type."""
     try:
         await request
     except httpx.HTTPStatusError as error:
+        ECHOES.append(error.response.text)
         return str(error.response.status_code)
     except Exception as error:  # runs.wait raises a plain Exception for a failed run
+        ECHOES.append(str(error))
         return str(error).split(":", 1)[0]
     return "accepted"
 
@@ -145,6 +168,14 @@ async def traffic(logged_server: DevServer) -> dict[str, Any]:
             rejected.append(await refusal(request))
         request = client.runs.wait(None, graph, input=user("hello"), context={"stop_mode": "bogus"})
         rejected.append(await refusal(request))
+        # A secret pasted into each context field, and a model string that fails to load.
+        for field in CONTEXT_FIELDS:
+            context = {**offline, field: SECRET_IN_CONTEXT}
+            request = client.runs.wait(None, graph, input=user("hello"), context=context)
+            rejected.append(await refusal(request))
+        unloadable = {"model": f"nosuchprovider:{SECRET_IN_MODEL}"}
+        request = client.runs.wait(None, graph, input=user("hello"), context=unloadable)
+        rejected.append(await refusal(request))
     # The other identity sees none of it; a wrong key is refused.
     bob = get_client(url=logged_server.url, api_key=OTHER_API_KEY)
     assert await bob.threads.search() == []
@@ -152,6 +183,11 @@ async def traffic(logged_server: DevServer) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=logged_server.url) as http:
         refused = await http.post("/threads/search", json={}, headers={"x-api-key": "wrong"})
         rejected.append(str(refused.status_code))
+        # A key in the query string is not read (401), and the access log, which records
+        # query strings, gets it redacted by agent/http.py.
+        for path in ("/threads/search", "/internal/truncate"):
+            refused = await http.post(f"{path}?limit=1&x-api-key={API_KEY}", json={})
+            rejected.append(str(refused.status_code))
     await client.aclose()
     return {"contents": contents, "statuses": statuses, "rejected": rejected}
 
@@ -174,9 +210,10 @@ def test_the_traffic_ran(traffic: dict[str, Any], groq: FakeGroq, log: str) -> N
     assert traffic["statuses"] and set(traffic["statuses"]) == {"success"}
     assert groq.served >= 2 * len(GRAPHS)
     assert set(groq.auth_headers) == {f"Bearer {GROQ_KEY}"}
-    assert traffic["rejected"] == ["ValueError", "ValueError", "ValidationError"] * len(GRAPHS) + [
-        "401"
-    ]
+    per_graph = ["ValueError", "ValueError", "ValidationError"]
+    per_graph += ["ValidationError"] * len(CONTEXT_FIELDS) + ["ModelLoadError"]
+    assert traffic["rejected"] == per_graph * len(GRAPHS) + ["401"] * 3
+    assert "query_string='limit=1&x-api-key=[redacted]'" in log
     # The log is the server's own, at its default level: info and error lines are in it.
     assert "Created run" in log
     assert "Background run failed" in log
@@ -186,6 +223,17 @@ def test_the_traffic_ran(traffic: dict[str, Any], groq: FakeGroq, log: str) -> N
 def test_no_planted_secret_or_key_in_the_log(planted: str, log: str) -> None:
     lines = [line for line in log.splitlines() if planted in line]
     assert not lines, f"{planted!r} leaked into the server log:\n" + "\n".join(lines[:5])
+
+
+def test_refusals_name_the_field_never_the_value(traffic: dict[str, Any]) -> None:
+    assert ECHOES
+    for planted in (SECRET_IN_BAD_INPUT, SECRET_IN_CONTEXT, SECRET_IN_MODEL):
+        echoed = [text for text in ECHOES if planted in text]
+        assert not echoed, f"{planted!r} came back to the client:\n" + "\n".join(echoed[:3])
+    named = [text for text in ECHOES if "ValidationError" in text]
+    for field in CONTEXT_FIELDS:
+        assert any(field in text for text in named), f"no refusal names {field!r}"
+    assert any("model could not be loaded" in text for text in ECHOES)
 
 
 def test_rejected_input_is_not_echoed_into_the_log(log: str) -> None:

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from agent.context import GROQ_DEFAULT_MODEL, Context, default_model
 from agent.contract import transient
-from agent.models import OfflineChatModel
+from agent.models import ModelLoadError, OfflineChatModel, load_model
 from agent.tools import TOOLS
 from tests.unit_tests.conftest import build, run
 
@@ -31,6 +31,26 @@ def test_bad_context_names_the_field(field: str, value: object) -> None:
     with pytest.raises(ValidationError) as info:
         Context.model_validate({field: value})
     assert field in str(info.value)
+
+
+PASTED_SECRET = "sk-pasted-0123456789abcdef"
+
+
+@pytest.mark.parametrize("field", sorted(Context.model_fields))
+def test_bad_context_never_quotes_the_value(field: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        Context.model_validate({field: PASTED_SECRET + " x"})
+    assert field in str(info.value)
+    assert PASTED_SECRET not in str(info.value)
+    assert PASTED_SECRET not in repr(info.value)
+
+
+def test_a_model_that_fails_to_load_is_not_quoted() -> None:
+    with pytest.raises(ModelLoadError) as info:
+        load_model(f"nosuchprovider:{PASTED_SECRET}")
+    assert "model" in str(info.value)
+    assert PASTED_SECRET not in str(info.value)
+    assert info.value.__cause__ is None and info.value.__suppress_context__
 
 
 async def test_bad_context_fails_the_run(graph_name: str) -> None:

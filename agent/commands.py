@@ -1,0 +1,123 @@
+"""Refuse a run's ``command`` the graph cannot honour, with an error naming ``command``.
+
+A run may start from a ``command`` instead of input. LangGraph does not check it:
+``resume`` or ``update`` on a thread with nothing pending does nothing, or fails deep
+inside LangGraph (``TypeError: 'NoneType' object is not iterable`` on a new thread
+through the server), and ``goto`` to a node the graph lacks is dropped with a warning, so
+the run fails later for an unrelated reason. :func:`checked` returns the compiled graph
+as a :class:`CommandCheckedGraph`, which looks at the command before the first step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.constants import END, START
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, Send, StateSnapshot
+
+
+class CommandError(ValueError):
+    """A run's ``command`` asks for something this graph or thread cannot do."""
+
+
+def _targets(goto: Any) -> list[Any]:
+    if isinstance(goto, Send | str):
+        return [goto]
+    return list(goto or ())
+
+
+def command_problem(
+    command: Command[Any], nodes: Sequence[str], snapshot: StateSnapshot | None
+) -> str | None:
+    """Return what is wrong with a command, or None when the graph can run it.
+
+    Args:
+        command: The run's command.
+        nodes: The graph's node names (``__start__`` excluded).
+        snapshot: The thread's latest state; None when the graph has no checkpointer or
+            the run has no thread, and then only ``goto`` is checked.
+
+    Returns:
+        A message naming ``command`` and the expected form. It never quotes what the
+        caller sent, only the graph's own node names.
+    """
+    known = [*sorted(nodes), END]
+    for target in _targets(command.goto):
+        node = target.node if isinstance(target, Send) else target
+        if node not in known:
+            return (
+                "command.goto names a node this graph does not have; "
+                f"expected one of: {', '.join(known)}"
+            )
+    wants_pending = command.resume is not None or command.update is not None
+    if wants_pending and snapshot is not None and not snapshot.next:
+        return (
+            "command.resume and command.update continue an interrupted thread, and this "
+            "thread is not interrupted (no step is pending): start a run with input instead"
+        )
+    return None
+
+
+class CommandCheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):
+    """A compiled graph that checks a ``command`` input before it runs.
+
+    ``invoke``, ``ainvoke``, ``astream_events`` and the server all go through
+    :meth:`stream` or :meth:`astream`.
+    """
+
+    def _nodes(self) -> list[str]:
+        return [name for name in self.nodes if name != START]
+
+    def _has_thread(self, config: RunnableConfig | None) -> bool:
+        configurable = (config or {}).get("configurable") or {}
+        return bool(self.checkpointer) and "thread_id" in configurable
+
+    async def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """Check a command input, then stream as LangGraph does.
+
+        Raises:
+            CommandError: If the input is a command the graph or thread cannot honour.
+        """
+        if isinstance(input, Command):
+            snapshot = await self.aget_state(config or {}) if self._has_thread(config) else None
+            problem = command_problem(input, self._nodes(), snapshot)
+            if problem:
+                raise CommandError(problem)
+        async for chunk in super().astream(input, config, **kwargs):
+            yield chunk
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        """Check a command input, then stream as LangGraph does.
+
+        Raises:
+            CommandError: If the input is a command the graph or thread cannot honour.
+        """
+        if isinstance(input, Command):
+            snapshot = self.get_state(config or {}) if self._has_thread(config) else None
+            problem = command_problem(input, self._nodes(), snapshot)
+            if problem:
+                raise CommandError(problem)
+        yield from super().stream(input, config, **kwargs)
+
+
+def checked(graph: CompiledStateGraph[Any, Any, Any, Any]) -> CommandCheckedGraph:
+    """Return ``graph`` as a :class:`CommandCheckedGraph` with the same parts.
+
+    Built from the graph's attributes the way LangGraph's own ``copy`` does, so the
+    server's copies (with its checkpointer and store) keep the check.
+
+    Args:
+        graph: A compiled graph.
+
+    Returns:
+        The same graph, checking commands.
+    """
+    attrs = {k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}
+    return CommandCheckedGraph(**attrs)

@@ -1,0 +1,121 @@
+"""1 MB of the worst input, through a traced `langgraph dev`, while ``/ok`` keeps answering.
+
+The offline model's purchase pattern and the secret detector that scrubs run metadata
+were quadratic: 96 KB of "buy buy ..." blocked the event loop (every request, ``/ok``
+included) for 22 s, and 48 KB in run metadata for minutes. Here, with tracing on to the
+loopback collector, runs carry 1 MB messages built against each scan, 1 MB metadata
+strings built against the secret detector, and a 1 MB ``context.model``, one after the
+other; a poller times ``/ok`` the whole while.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+
+from agent.scenarios import GRAPHS
+from tests.integration_tests.conftest import user_input
+from tests.support.dev_server import DevServer, dev_server
+from tests.support.langsmith_collector import LangSmithCollector
+
+MB = 1_000_000
+OK_BOUND_SECONDS = 2.0
+"""Slowest ``/ok`` allowed: generous for a busy 2-core machine, minutes below quadratic."""
+
+MESSAGES = {
+    "buy-repeated": "buy " * (MB // 4),
+    "tags-unclosed": "<" * MB,
+}
+SUCCESS = {"force_outcome": "success"}
+METADATA = {
+    "letters": "a" * MB,  # every email/URL start used to rescan the rest
+    "jwt-headers": "eyJ-" * (MB // 4),
+}
+
+
+@pytest.fixture(scope="module")
+def traced_server() -> Iterator[tuple[DevServer, LangSmithCollector]]:
+    with LangSmithCollector() as collector:
+        env = {**collector.env(), "LANGSMITH_PROJECT": "big-inputs"}
+        with dev_server(env=env, args=["--n-jobs-per-worker", "4"]) as server:
+            yield server, collector
+
+
+async def poll_ok(url: str, stop: asyncio.Event) -> list[float]:
+    latencies: list[float] = []
+    async with httpx.AsyncClient(base_url=url, timeout=120) as http:
+        while not stop.is_set():
+            start = time.perf_counter()
+            response = await http.get("/ok")
+            latencies.append(time.perf_counter() - start)
+            assert response.status_code == 200
+            await asyncio.sleep(0.05)
+    return latencies
+
+
+async def test_one_megabyte_inputs_are_served_while_ok_answers(
+    traced_server: tuple[DevServer, LangSmithCollector],
+) -> None:
+    server, collector = traced_server
+    client = get_client(url=server.url, timeout=(5, 300, 300, None))
+    outputs: dict[str, Any] = {}
+
+    async def run(name: str, graph: str, **kwargs: Any) -> None:
+        outputs[name] = await client.runs.wait(None, graph, raise_error=False, **kwargs)
+
+    # One run per input, each graph in turn (the scans are shared code), one at a time:
+    # the slowest /ok then measures one input's stall, not a queue of them.
+    jobs: list[tuple[str, dict[str, Any]]] = []
+    for name, text in MESSAGES.items():
+        jobs.append((name, {"input": user_input(text), "context": SUCCESS}))
+    for name, value in METADATA.items():
+        request = {"input": user_input("checkpointer"), "metadata": {"note": value}}
+        jobs.append((f"metadata-{name}", {**request, "context": SUCCESS}))
+    jobs.append(("model", {"input": user_input("checkpointer"), "context": {"model": "a" * MB}}))
+
+    async def run_all() -> None:
+        for index, (name, request) in enumerate(jobs):
+            await run(name, GRAPHS[index % len(GRAPHS)], **request)
+
+    stop = asyncio.Event()
+    poller = asyncio.create_task(poll_ok(server.url, stop))
+    started = time.perf_counter()
+    try:
+        await run_all()
+    finally:
+        stop.set()
+        latencies = await poller
+        await client.aclose()
+    elapsed = time.perf_counter() - started
+
+    for key, output in outputs.items():
+        assert isinstance(output, dict), (key, str(output)[:200])
+        if key == "model":
+            assert output["__error__"]["error"] == "ValidationError", key
+            assert "model" in output["__error__"]["message"]
+        else:
+            assert "__error__" not in output, (key, output.get("__error__"))
+            assert output["stop_decision"] is not None, key
+    assert len(latencies) >= 5, "the poller ran through the runs"
+    slowest = max(latencies)
+    print(f"slowest /ok {slowest:.3f}s over {len(latencies)} polls; runs took {elapsed:.1f}s")
+    assert slowest < OK_BOUND_SECONDS, f"/ok took {slowest:.2f}s (runs took {elapsed:.1f}s)"
+    # The traces arrived, metadata included: the scrubber read every 1 MB string.
+    notes = {
+        len(run["extra"]["metadata"]["note"])
+        for run in collector.wait_for(
+            lambda runs: (
+                sum("note" in (r.get("extra") or {}).get("metadata", {}) for r in runs.values())
+                >= len(METADATA)
+            ),
+            timeout=60,
+        ).values()
+        if "note" in (run.get("extra") or {}).get("metadata", {})
+    }
+    assert notes and all(size >= MB - 4 for size in notes)
