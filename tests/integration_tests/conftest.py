@@ -151,12 +151,15 @@ def api_tool_record(message: dict[str, Any]) -> dict[str, Any]:
     return {key: message[key] for key in ("name", "content", "artifact", "status")}
 
 
-async def reference_run(graph: str, scenario: Scenario) -> list[BaseMessage]:
-    """The same scenario in-process: what the API must serialize."""
+async def reference_run(
+    graph: str, scenario: Scenario, query: str | None = None
+) -> list[BaseMessage]:
+    """The same scenario (or its ``query`` instead) in-process: what the API must serialize."""
     builder = build_legacy if graph == "legacy" else build_middleware
     compiled = builder(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "reference"}}
-    result = await compiled.ainvoke(user_input(scenario.query), config, context=scenario.context)
+    text = scenario.query if query is None else query
+    result = await compiled.ainvoke(user_input(text), config, context=scenario.context)
     messages: list[BaseMessage] = result["messages"]
     assert isinstance(messages[-1], AIMessage)
     return messages

@@ -76,11 +76,16 @@ async def test_a_hundred_runs_over_25_threads_at_once(client: LangGraphClient) -
     assert failed == []
     assert all("__error__" not in output for output in joined)
 
+    # The reference of each run is the same tagged question in-process: a fatal result
+    # names the query it answers, tag included.
     references = {
-        (graph, scenario.name): [
-            tool_record(m) for m in await reference_run(graph, scenario) if m.type == "tool"
+        tagged(scenario, i, k): [
+            tool_record(m)
+            for m in await reference_run(graph, scenario, tagged(scenario, i, k))
+            if m.type == "tool"
         ]
-        for graph, scenario in plan
+        for i, (graph, scenario) in enumerate(plan)
+        for k in range(RUNS_PER_THREAD)
     }
     # Each join saw its own run's decision; each thread holds only its own turns.
     for (i, _), output in zip(started, joined, strict=True):
@@ -93,11 +98,10 @@ async def test_a_hundred_runs_over_25_threads_at_once(client: LangGraphClient) -
         assert values["stop_decision"]["rule"] == scenario.rule
         asked = [m["content"] for m in values["messages"] if m["type"] == "human"]
         assert sorted(asked) == [tagged(scenario, i, k) for k in range(RUNS_PER_THREAD)]
-        reference = canonical(references[(graph, scenario.name)])
-        for turn in turns(values["messages"]):
+        for question, turn in zip(asked, turns(values["messages"]), strict=True):
             assert_answer(scenario, turn)
             tools = [api_tool_record(m) for m in turn if m["type"] == "tool"]
-            assert canonical(tools) == reference, (i, graph, scenario.name)
+            assert canonical(tools) == canonical(references[question]), (i, graph, scenario.name)
             for message in turn:
                 for call in message.get("tool_calls") or []:
                     assert f"[{i:02d}-" in str(call["args"]) or call["name"] == "checkout"
