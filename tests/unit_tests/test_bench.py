@@ -231,3 +231,30 @@ def test_cli_without_server(
     assert written["targets"][3]["met"] is None
     assert (tmp_path / "latest.png").stat().st_size > 0
     assert all(os.environ[name] == "false" for name in TRACING_VARIABLES)
+
+
+# --- tokens as billed --------------------------------------------------------------------
+
+
+def test_offline_usage_counts_bound_tool_schemas_and_system_prompt() -> None:
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_core.messages.utils import count_tokens_approximately
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from agent.models import OfflineChatModel
+    from agent.tools import TOOLS
+
+    model = OfflineChatModel()
+    question = [HumanMessage("Tell me about checkpointers")]
+    bound = model.bind_tools(TOOLS).invoke(question)
+    bare = model.invoke(question)  # a polish call: no tools bound
+    schemas = [convert_to_openai_tool(t) for t in TOOLS]
+    assert bound.usage_metadata is not None and bare.usage_metadata is not None
+    assert bound.usage_metadata["input_tokens"] == count_tokens_approximately(
+        question, tools=schemas
+    )
+    assert bare.usage_metadata["input_tokens"] == count_tokens_approximately(question)
+    assert bound.usage_metadata["input_tokens"] > bare.usage_metadata["input_tokens"]
+    prompted = model.invoke([SystemMessage("You are a careful assistant."), *question])
+    assert prompted.usage_metadata is not None
+    assert prompted.usage_metadata["input_tokens"] > bare.usage_metadata["input_tokens"]
