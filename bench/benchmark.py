@@ -90,6 +90,10 @@ async def run(
     timings["in_process_s"] = round(time.perf_counter() - started, 2)
 
     mark = time.perf_counter()
+    alone = await inprocess.unloaded(configs_module.configurations(), queries, progress=progress)
+    timings["one_at_a_time_s"] = round(time.perf_counter() - mark, 2)
+
+    mark = time.perf_counter()
     overhead = await inprocess.overhead(
         configs_module.overhead_variants(),
         queries,
@@ -99,7 +103,7 @@ async def run(
     )
     timings["overhead_s"] = round(time.perf_counter() - mark, 2)
 
-    summary = report.per_config(configs, queries, records, profile)
+    summary = report.per_config(configs, queries, records, profile, alone)
     server_figures: dict[str, Any] | None = None
     if not skip_server:
         mark = time.perf_counter()

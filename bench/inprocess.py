@@ -63,10 +63,37 @@ def _warmup_set(queries: Sequence[Query]) -> list[Query]:
 
 
 async def warm_up(configs: Sequence[Config], queries: Sequence[Query]) -> None:
-    """Run each configuration on a few queries, unrecorded."""
-    for config in configs:
+    """Run each configuration on a few queries, unrecorded; configurations side by side."""
+
+    async def one(config: Config) -> None:
         for query in _warmup_set(queries):
             await run_query(config, query)
+
+    await asyncio.gather(*(one(config) for config in configs))
+
+
+async def unloaded(
+    configs: Sequence[Config], queries: Sequence[Query], *, progress: bool = True
+) -> dict[str, list[float]]:
+    """Time every query under every configuration one run at a time, model answering at once.
+
+    With the offline model's instant answers a run's wall time is its orchestration, with
+    no other run competing for the event loop.
+
+    Returns:
+        Per configuration name, seconds per query in query order.
+    """
+    await warm_up(configs, queries)
+    out: dict[str, list[float]] = {c.name: [] for c in configs}
+    with tqdm(
+        total=len(configs) * len(queries), desc="one at a time", unit="run", disable=not progress
+    ) as bar:
+        for query in queries:
+            for config in configs:
+                record = await run_query(config, query)
+                out[config.name].append(record.latency_s or 0.0)
+                bar.update()
+    return out
 
 
 async def compare(

@@ -45,13 +45,28 @@ def _seconds(values: Sequence[float]) -> dict[str, float]:
     }
 
 
+def _share(orchestration: Sequence[float], model: Sequence[float]) -> float | None:
+    """Orchestration's share of wall time when the two simply add up."""
+    total = sum(orchestration) + sum(model)
+    return round(sum(orchestration) / total, 5) if orchestration and total else None
+
+
 def per_config(
     configs: Sequence[Config],
     queries: Sequence[Query],
     records: Sequence[RunRecord],
     profile: Profile,
+    unloaded: dict[str, list[float]] | None = None,
 ) -> dict[str, Any]:
     """Aggregate the records of each configuration.
+
+    Args:
+        configs: The configurations.
+        queries: The query set.
+        records: One record per (query, configuration), latency profile applied.
+        profile: The profile the records ran with (for prices).
+        unloaded: Per configuration, seconds per query of one-at-a-time runs with the model
+            answering at once (see :func:`bench.inprocess.unloaded`).
 
     Returns:
         Per configuration name: model calls, tokens, tool calls (mean and total), model
@@ -96,6 +111,10 @@ def per_config(
             "model_s": _seconds([r.simulated_s for r in mine]),
             "orchestration_ms": latency_ms(orchestration),
             "orchestration_share": round(sum(orchestration) / sum(walls), 5) if walls else None,
+            "unloaded_orchestration_ms": latency_ms((unloaded or {}).get(config.name, [])),
+            "unloaded_orchestration_share": _share(
+                (unloaded or {}).get(config.name, []), [r.simulated_s for r in mine]
+            ),
             "usd_per_1000": round(1000 * statistics.fmean(dollars), 4) if dollars else 0.0,
         }
     return out
@@ -195,13 +214,19 @@ def targets(
 
     share = {n: summary[n]["orchestration_share"] for n in hard}
     measured_share = {n: s for n, s in share.items() if s is not None}
+
+    def _alone(name: str) -> str:
+        alone = summary[name].get("unloaded_orchestration_share")
+        return "" if alone is None else f"; one run at a time: {alone:.2%}"
+
     rows.append(
         _row(
             "orchestration_share",
             f"orchestration (all but simulated model time) <= {ORCHESTRATION_TARGET:.0%} of "
-            "hard's wall time",
+            "hard's wall time (judged under load)",
             "; ".join(
-                f"{n}: {s:.2%} (p50 {summary[n]['orchestration_ms'].get('p50', 0):.1f} ms a query)"
+                f"{n}: {s:.2%} under load (p50 "
+                f"{summary[n]['orchestration_ms'].get('p50', 0):.1f} ms a query){_alone(n)}"
                 for n, s in measured_share.items()
             )
             or "not measured",
@@ -317,16 +342,21 @@ def markdown(result: dict[str, Any]) -> str:
         "## Per configuration (in-process, model latency simulated)",
         "",
         "| configuration | $ / 1,000 queries | p50 s | p95 s | orchestration p50 ms "
-        "| orchestration share | model calls / query | input tokens / query "
-        "| output tokens / query | wrong / partial / charged over cap |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| orchestration share | one at a time: p50 ms, share | model calls / query "
+        "| input tokens / query | output tokens / query | wrong / partial / charged over cap |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for name, fig in result["configs"].items():
         share = fig["orchestration_share"]
+        alone = fig.get("unloaded_orchestration_share")
+        alone_text = (
+            "-" if alone is None else f"{_ms(fig['unloaded_orchestration_ms'], 'p50')}, {alone:.2%}"
+        )
         lines.append(
             f"| `{name}` | {fig['usd_per_1000']:.3f} | {fig['wall_s'].get('p50', 0):.3f} "
             f"| {fig['wall_s'].get('p95', 0):.3f} | {_ms(fig['orchestration_ms'], 'p50')} "
-            f"| {'-' if share is None else f'{share:.2%}'} | {fig['model_calls']['mean']:.2f} "
+            f"| {'-' if share is None else f'{share:.2%}'} | {alone_text} "
+            f"| {fig['model_calls']['mean']:.2f} "
             f"| {fig['input_tokens']['mean']:.0f} | {fig['output_tokens']['mean']:.0f} "
             f"| {_verdicts(fig)} |"
         )

@@ -140,6 +140,8 @@ def test_result_structure(result: dict[str, Any], tiny: tuple[Path, list[Query]]
         assert set(figures["wall_s"]) == {"p50", "p95", "mean"}
         assert figures["wall_s"]["p50"] > figures["model_s"]["p50"] > 0
         assert 0 < figures["orchestration_share"] < 1
+        assert 0 < figures["unloaded_orchestration_share"] < 1
+        assert figures["unloaded_orchestration_ms"]["p50"] > 0
         assert figures["usd_per_1000"] > 0
         assert set(figures["checks"]) <= set(CHECKS)
     assert [t["name"] for t in result["targets"]] == [
