@@ -90,6 +90,21 @@ def _first_param(tool: dict[str, Any]) -> str:
     return next(iter(properties), "query")
 
 
+def billed_input_tokens(
+    messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]] = ()
+) -> int:
+    """Count a call's input tokens as a provider bills them.
+
+    Args:
+        messages: Every message sent, a system prompt included.
+        tools: The tool schemas bound for this call; empty when none are bound.
+
+    Returns:
+        The approximate input tokens: messages plus bound tool schemas.
+    """
+    return count_tokens_approximately(messages, tools=list(tools) or None)
+
+
 class OfflineChatModel(BaseChatModel):
     """A deterministic chat model that decides from the message history alone.
 
@@ -103,7 +118,9 @@ class OfflineChatModel(BaseChatModel):
       with the same arguments.
     - Otherwise, or with no tools bound, it answers from the turn's tool content.
 
-    Every reply reports ``usage_metadata`` from ``count_tokens_approximately``.
+    Every reply reports ``usage_metadata`` from ``count_tokens_approximately``, counted the
+    way a provider bills: the input is every message sent (a system prompt included) plus
+    the schemas of the tools bound for that call (none for a call with no tools bound).
     """
 
     model_name: str = OFFLINE_MODEL
@@ -227,7 +244,7 @@ class OfflineChatModel(BaseChatModel):
 
     def _result(self, messages: list[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
         message = self.reply(messages, tools)
-        input_tokens = count_tokens_approximately(messages)
+        input_tokens = billed_input_tokens(messages, tools)
         output_tokens = count_tokens_approximately([message])
         message.usage_metadata = {
             "input_tokens": input_tokens,

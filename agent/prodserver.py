@@ -57,15 +57,20 @@ MIGRATE = """
 import asyncio
 from aegra_api.core.database import db_manager
 from aegra_api.core.migrations import run_migrations
+from aegra_api.services.langgraph_service import get_langgraph_service
 
 async def setup() -> None:
     await db_manager.initialize()  # also creates the checkpointer's and the store's tables
-    await db_manager.close()
+    try:
+        await get_langgraph_service().initialize()  # the graphs' default assistants
+    finally:
+        await db_manager.close()
 
 run_migrations()
 asyncio.run(setup())
 """
-"""Run once before the workers start: Aegra's migrations and LangGraph's table setup."""
+"""Run once before the workers start: Aegra's migrations, LangGraph's table setup and the
+graphs' default assistants (two workers creating them at once collide on their key)."""
 
 
 class ProdServerError(RuntimeError):
@@ -323,10 +328,15 @@ def serve(
             }
         )
         log = state / "logs" / "server.log"
-        # Workers that migrate a new database at the same time collide: migrate once here.
+        # Workers that set up a new database at the same time collide: set it up once here.
         with log.open("ab") as out:
             migrated = subprocess.run(
-                [str(PYTHON), "-c", MIGRATE], env=server_env, stdout=out, stderr=out, check=False
+                [str(PYTHON), "-c", MIGRATE],
+                cwd=config.parent,
+                env=server_env,
+                stdout=out,
+                stderr=out,
+                check=False,
             )
         if migrated.returncode != 0:
             msg = f"the database migration failed ({migrated.returncode}); see {log}"

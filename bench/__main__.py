@@ -7,14 +7,27 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from bench import server
 from bench.benchmark import run_sync
-from bench.inprocess import OVERHEAD_REPS
+from bench.inprocess import CONCURRENCY, OVERHEAD_QUERIES, OVERHEAD_REPS
+from bench.latency import Profile
 from bench.queries import DEFAULT_PATH, load
 from bench.report import README, update_readme, write
 
 DEFAULT_OUT = Path(__file__).parent / "results"
 TRACING_VARIABLES = ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING_V2")
+QUICK: dict[str, Any] = {
+    "limit": 24,
+    "reps": 3,
+    "overhead_queries": 6,
+    "levels": [1, 4],
+    "repeats": 3,
+    "window": 1.0,
+    "warmup": 0.5,
+}
+"""What ``--quick`` sets: a small run that checks the machinery, not the figures."""
 
 
 def _positive(text: str) -> int:
@@ -25,30 +38,164 @@ def _positive(text: str) -> int:
     return value
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("--queries", type=Path, default=DEFAULT_PATH, help="query file (JSONL)")
-    parser.add_argument("--limit", type=_positive, default=None, help="use the first N queries")
-    parser.add_argument("--skip-server", action="store_true", help="leave out langgraph dev")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results folder")
-    parser.add_argument(
-        "--reps", type=_positive, default=OVERHEAD_REPS, help="overhead repetitions"
-    )
-    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
-    args = parser.parse_args(argv)
+def _nonnegative(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        msg = f"must not be negative, got {value}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
 
+
+def _rate(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        msg = f"must be positive, got {value}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _levels(text: str) -> list[int]:
+    return [_positive(part) for part in text.split(",") if part.strip()]
+
+
+def parser() -> argparse.ArgumentParser:
+    """Return the command's argument parser."""
+    default = Profile()
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    p.add_argument("--queries", type=Path, default=DEFAULT_PATH, help="query file (JSONL)")
+    p.add_argument("--limit", type=_positive, default=None, help="use the first N queries")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results folder")
+    p.add_argument(
+        "--quick", action="store_true", help=f"a small run to check the machinery: {QUICK}"
+    )
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    group = p.add_argument_group("model profile (defaults: Groq llama-3.3-70b-versatile)")
+    group.add_argument("--model-name", default=default.model, help="label of the profile")
+    group.add_argument(
+        "--ttft",
+        type=_nonnegative,
+        default=default.ttft_s,
+        help="time to first token, s (default %(default)s)",
+    )
+    group.add_argument(
+        "--prefill-tps",
+        type=_rate,
+        default=default.prefill_tps,
+        help="input tokens per second (default %(default)s)",
+    )
+    group.add_argument(
+        "--decode-tps",
+        type=_rate,
+        default=default.decode_tps,
+        help="output tokens per second (default %(default)s)",
+    )
+    group.add_argument(
+        "--input-price",
+        type=_nonnegative,
+        default=default.input_usd_per_m,
+        help="$ per million input tokens (default %(default)s)",
+    )
+    group.add_argument(
+        "--output-price",
+        type=_nonnegative,
+        default=default.output_usd_per_m,
+        help="$ per million output tokens (default %(default)s)",
+    )
+    group.add_argument(
+        "--concurrency",
+        type=_positive,
+        default=CONCURRENCY,
+        help="runs in flight at once in the comparison (default %(default)s)",
+    )
+    group = p.add_argument_group("overhead")
+    group.add_argument(
+        "--reps",
+        type=_positive,
+        default=None,
+        help=f"interleaved repetitions (default {OVERHEAD_REPS})",
+    )
+    group.add_argument(
+        "--overhead-queries",
+        type=_positive,
+        default=None,
+        help=f"queries per repetition (default {OVERHEAD_QUERIES})",
+    )
+    group = p.add_argument_group("servers (langgraph dev, then make prod, at the same levels)")
+    group.add_argument(
+        "--skip-server", action="store_true", help="leave out both servers (dev and prod)"
+    )
+    group.add_argument(
+        "--skip-prod", action="store_true", help="leave out the production server (make prod)"
+    )
+    group.add_argument(
+        "--server-levels",
+        type=_levels,
+        default=None,
+        help=f"clients per level, comma-separated (default {server.LEVELS})",
+    )
+    group.add_argument(
+        "--server-repeats",
+        type=_positive,
+        default=None,
+        help=f"windows per level (default {server.REPEATS})",
+    )
+    group.add_argument(
+        "--server-window",
+        type=_rate,
+        default=None,
+        help=f"seconds per window (default {server.WINDOW_S})",
+    )
+    group.add_argument(
+        "--server-warmup",
+        type=_nonnegative,
+        default=None,
+        help=f"warm-up seconds per level (default {server.WARMUP_S})",
+    )
+    return p
+
+
+def _pick(value: Any, quick: bool, key: str, default: Any) -> Any:
+    if value is not None:
+        return value
+    return QUICK[key] if quick else default
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     for name in TRACING_VARIABLES:
         os.environ[name] = "false"  # nothing leaves the machine, even with tracing configured
-    queries = load(args.queries, args.limit)
+    limit = _pick(args.limit, args.quick, "limit", None)
+    queries = load(args.queries, limit)
+    profile = Profile(
+        model=args.model_name,
+        ttft_s=args.ttft,
+        prefill_tps=args.prefill_tps,
+        decode_tps=args.decode_tps,
+        input_usd_per_m=args.input_price,
+        output_usd_per_m=args.output_price,
+    )
     result = run_sync(
         queries,
         query_path=args.queries,
         skip_server=args.skip_server,
-        reps=args.reps,
+        skip_prod=args.skip_prod,
+        reps=_pick(args.reps, args.quick, "reps", OVERHEAD_REPS),
+        overhead_queries=_pick(
+            args.overhead_queries, args.quick, "overhead_queries", OVERHEAD_QUERIES
+        ),
+        profile=profile,
+        concurrency=args.concurrency,
+        server_options={
+            "levels": _pick(args.server_levels, args.quick, "levels", server.LEVELS),
+            "repeats": _pick(args.server_repeats, args.quick, "repeats", server.REPEATS),
+            "window_s": _pick(args.server_window, args.quick, "window", server.WINDOW_S),
+            "warmup_s": _pick(args.server_warmup, args.quick, "warmup", server.WARMUP_S),
+        },
         progress=not args.no_progress,
     )
     paths = write(result, args.out)
-    if args.out == DEFAULT_OUT and args.queries == DEFAULT_PATH and args.limit is None:
+    defaults = {**vars(parser().parse_args([])), "no_progress": args.no_progress}
+    if vars(args) == defaults:
         # The committed results are the README's: keep its tables in step with them.
         README.write_text(update_readme(README.read_text("utf-8"), result), "utf-8")
         paths["readme"] = README

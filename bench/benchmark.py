@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import configs as configs_module
-from bench import inprocess, report, server
+from bench import inprocess, latency, report, server
+from bench.latency import Profile, TimedOfflineModel, serving
 from bench.queries import Query, describe
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +51,11 @@ async def run(
     *,
     query_path: Path,
     skip_server: bool = False,
+    skip_prod: bool = False,
     reps: int = inprocess.OVERHEAD_REPS,
+    overhead_queries: int = inprocess.OVERHEAD_QUERIES,
+    profile: Profile | None = None,
+    concurrency: int = inprocess.CONCURRENCY,
     server_options: Mapping[str, Any] | None = None,
     progress: bool = True,
     command: str | None = None,
@@ -60,10 +65,14 @@ async def run(
     Args:
         queries: The query set.
         query_path: Where it came from (recorded in the result).
-        skip_server: Leave out the dev-server part.
+        skip_server: Leave out both servers.
+        skip_prod: Leave out the production server only.
         reps: Repetitions of the overhead measurement.
-        server_options: Keyword arguments for :func:`bench.server.measure` (servers,
-            levels, runs), to shrink the server part in tests.
+        overhead_queries: Queries per overhead repetition.
+        profile: Model latency and prices; Groq ``llama-3.3-70b-versatile`` by default.
+        concurrency: Runs in flight at once in the comparison.
+        server_options: Keyword arguments for :func:`bench.server.measure` (levels,
+            repeats, window_s, warmup_s), to shrink the server part.
         progress: Show progress bars.
         command: The command line to record; ``sys.argv`` by default.
 
@@ -71,33 +80,57 @@ async def run(
         The result: ``meta``, ``query_set``, ``configs``, ``overhead``, ``server``,
         ``targets``.
     """
+    profile = profile or Profile()
     started = time.perf_counter()
     timings: dict[str, float] = {}
-    configs = configs_module.configurations()
-    records = await inprocess.compare(configs, queries, progress=progress)
+    model = TimedOfflineModel(profile=profile)
+    configs = configs_module.configurations(model)
+    with serving(model):
+        records = await inprocess.compare(
+            configs, queries, concurrency=concurrency, progress=progress
+        )
     timings["in_process_s"] = round(time.perf_counter() - started, 2)
 
     mark = time.perf_counter()
+    alone = await inprocess.unloaded(configs_module.configurations(), queries, progress=progress)
+    timings["one_at_a_time_s"] = round(time.perf_counter() - mark, 2)
+
+    mark = time.perf_counter()
     overhead = await inprocess.overhead(
-        configs_module.overhead_variants(), queries, reps=reps, progress=progress
+        configs_module.overhead_variants(),
+        queries,
+        reps=reps,
+        count=overhead_queries,
+        progress=progress,
     )
     timings["overhead_s"] = round(time.perf_counter() - mark, 2)
 
-    summary = report.per_config(configs, queries, records)
+    summary = report.per_config(configs, queries, records, profile, alone)
+    expected = {
+        (config.graph_id, r.query_id): r.answer
+        for config in configs
+        if config.stop_mode == "hard"
+        for r in records
+        if r.config == config.name
+    }
     server_figures: dict[str, Any] | None = None
     if not skip_server:
         mark = time.perf_counter()
-        expected = {
-            (config.graph_id, r.query_id): r.answer
-            for config in configs
-            if config.stop_mode == "hard"
-            for r in records
-            if r.config == config.name
-        }
         server_figures = await server.measure(
             queries, expected=expected, progress=progress, **dict(server_options or {})
         )
         timings["server_s"] = round(time.perf_counter() - mark, 2)
+    prod_figures: dict[str, Any] | None = None
+    if not (skip_server or skip_prod):
+        mark = time.perf_counter()
+        prod_figures = await server.measure(
+            queries,
+            expected=expected,
+            progress=progress,
+            kind="prod",
+            **dict(server_options or {}),
+        )
+        timings["prod_server_s"] = round(time.perf_counter() - mark, 2)
 
     result: dict[str, Any] = {
         "meta": {
@@ -108,8 +141,11 @@ async def run(
             "versions": _versions(),
             "duration_s": round(time.perf_counter() - started, 2),
             "phases_s": timings,
+            "profile": profile.as_dict(),
+            "concurrency": concurrency,
             "method": {
                 "in_process": _paragraphs(inprocess.__doc__)[1],
+                "latency": _paragraphs(latency.__doc__)[1],
                 "overhead": _paragraphs(inprocess.overhead.__doc__)[1],
                 "server": None if skip_server else " ".join(_paragraphs(server.__doc__)[1:]),
             },
@@ -118,8 +154,9 @@ async def run(
         "configs": summary,
         "overhead": overhead,
         "server": server_figures,
+        "prod_server": prod_figures,
     }
-    result["targets"] = report.targets(queries, records, summary, overhead, server_figures)
+    result["targets"] = report.targets(queries, records, summary, server_figures, prod_figures)
     result["meta"]["duration_s"] = round(time.perf_counter() - started, 2)
     return result
 

@@ -7,18 +7,31 @@
   copy of ``search`` marked ``return_direct=True``, the static-flag way to stop.
 
 The overhead measurement adds ``stop_routing``: stock ``create_agent`` plus only the stop
-middleware, so its difference from ``create_agent`` is the stop routing alone.
+middleware, so its difference from ``create_agent`` is the stop routing alone; and, to take
+that difference apart, stock ``create_agent`` plus one no-op layer each: a ``before_model``
+hook that can jump to the end (the extra node the stop hook adds before every model call),
+a ``wrap_model_call`` layer, and a ``wrap_tool_call`` layer.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain.agents import create_agent
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ModelRequest,
+    ModelResponse,
+    hook_config,
+)
+from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
 
 from agent.context import Context, StopMode
 from agent.legacy import build_legacy
@@ -58,25 +71,76 @@ def return_direct_search() -> BaseTool:
     return search.model_copy(update={"return_direct": True})
 
 
-def build_create_agent(tools: Sequence[BaseTool] = TOOLS) -> Any:
+def build_create_agent(
+    tools: Sequence[BaseTool] = TOOLS,
+    *,
+    model: BaseChatModel | None = None,
+    middleware: Sequence[AgentMiddleware[Any, Any]] = (),
+) -> Any:
     """Build stock ``create_agent`` with the offline model and no middleware.
 
     ``context_schema=Context`` lets the tools read ``force_outcome`` from the run context.
     """
-    return create_agent(OfflineChatModel(), list(tools), context_schema=Context)
-
-
-def build_stop_routing(tools: Sequence[BaseTool] = TOOLS) -> Any:
-    """Build stock ``create_agent`` plus only ``StopOnArtifactMiddleware``."""
     return create_agent(
-        OfflineChatModel(),
+        model or OfflineChatModel(),
         list(tools),
-        middleware=[StopOnArtifactMiddleware()],
+        middleware=list(middleware),
         context_schema=Context,
     )
 
 
-def build_return_direct() -> Any:
+def build_stop_routing(tools: Sequence[BaseTool] = TOOLS) -> Any:
+    """Build stock ``create_agent`` plus only ``StopOnArtifactMiddleware``."""
+    return build_create_agent(tools, middleware=[StopOnArtifactMiddleware()])
+
+
+class NoOpHook(AgentMiddleware[AgentState[Any], Any]):
+    """A ``before_model`` hook that may jump to the end and never does: one node."""
+
+    @hook_config(can_jump_to=["end"])
+    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
+        """Do nothing."""
+        del state, runtime
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
+        """Do nothing."""
+        del state, runtime
+
+
+class NoOpModelWrap(AgentMiddleware[AgentState[Any], Any]):
+    """A ``wrap_model_call`` layer that only passes the call on."""
+
+    def wrap_model_call(
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse]
+    ) -> ModelResponse:
+        """Pass the call on."""
+        return handler(request)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse]],
+    ) -> ModelResponse:
+        """Pass the call on."""
+        return await handler(request)
+
+
+class NoOpToolWrap(AgentMiddleware[AgentState[Any], Any]):
+    """A ``wrap_tool_call`` layer that only passes the call on."""
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
+        """Pass the call on."""
+        return handler(request)
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[..., Awaitable[Any]]
+    ) -> Any:
+        """Pass the call on."""
+        return await handler(request)
+
+
+def build_return_direct(model: BaseChatModel | None = None) -> Any:
     """Build the prebuilt ReAct agent with ``search`` as a static ``return_direct`` tool."""
     from langgraph.prebuilt import create_react_agent
 
@@ -84,12 +148,17 @@ def build_return_direct() -> Any:
         # Deprecated since langgraph 1.0 in favour of create_agent; it is the baseline here.
         warnings.simplefilter("ignore")
         return create_react_agent(
-            OfflineChatModel(), [return_direct_search(), checkout], context_schema=Context
+            model or OfflineChatModel(), [return_direct_search(), checkout], context_schema=Context
         )
 
 
-def configurations() -> list[Config]:
-    """Return every configuration of the main comparison, in report order."""
+def configurations(model: BaseChatModel | None = None) -> list[Config]:
+    """Return every configuration of the main comparison, in report order.
+
+    Args:
+        model: The baselines' model; the offline model by default. The project's graphs
+            load theirs per run (see :func:`bench.latency.serving`).
+    """
     configs: list[Config] = []
     for graph_id, builder in (("legacy", build_legacy), ("middleware", build_middleware)):
         graph = builder()
@@ -109,7 +178,7 @@ def configurations() -> list[Config]:
             graph_id="create_agent",
             stop_mode=None,
             description="stock create_agent, same tools, no stop/policy middleware",
-            graph=build_create_agent(),
+            graph=build_create_agent(model=model),
         )
     )
     configs.append(
@@ -118,7 +187,7 @@ def configurations() -> list[Config]:
             graph_id="return_direct",
             stop_mode=None,
             description="prebuilt create_react_agent, search has return_direct=True",
-            graph=build_return_direct(),
+            graph=build_return_direct(model),
         )
     )
     return configs
@@ -148,4 +217,25 @@ def overhead_variants() -> list[Config]:
             build_middleware(),
         ),
         Config("legacy", "legacy", "never", "the hand-built legacy graph", build_legacy()),
+        Config(
+            "noop_hook",
+            "create_agent",
+            None,
+            "create_agent + a no-op before_model hook with can_jump_to",
+            build_create_agent(middleware=[NoOpHook()]),
+        ),
+        Config(
+            "noop_model_wrap",
+            "create_agent",
+            None,
+            "create_agent + a no-op wrap_model_call layer",
+            build_create_agent(middleware=[NoOpModelWrap()]),
+        ),
+        Config(
+            "noop_tool_wrap",
+            "create_agent",
+            None,
+            "create_agent + a no-op wrap_tool_call layer",
+            build_create_agent(middleware=[NoOpToolWrap()]),
+        ),
     ]

@@ -15,11 +15,22 @@ that apply to the query count):
 - ``verbatim``: under ``stop_mode=hard``, the answer is the settled results' contents,
   byte for byte, joined by the answer separator;
 - ``no_retry``: a fatal result was not retried;
-- ``policy``: a checkout above the cap ends with the spend-cap message and no charge.
+- ``policy``: a checkout above the cap ends with the spend-cap message;
+- ``complete``: a multi-part question has every part answered: each part's settled
+  result (a page's title, a checkout's order or refusal, a fatal error) is in the answer;
+- ``readable``: an answer no model wrote (a hard stop's relay, or a ``return_direct``
+  tool message) reads as Markdown or prose: not JSON, no HTML tags;
+- ``wrong_answer``: the answer does not carry a transient error's text (what
+  ``return_direct`` relays when a search times out): a pass means no wrong answer;
+- ``charged_over_cap``: no checkout above the cap was charged (a missing feature in the
+  baselines, kept apart from errors): a pass means no charge.
+
+Each check is a pass/fail per run; reports count them per check, never folded into one.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -43,7 +54,21 @@ _SPACE = re.compile(r"\s+")
 FRAGMENT_CHARS = 60
 _SETTLED = ("completed", "fatal", "policy_block")
 
-CHECKS: tuple[str, ...] = ("context", "retried", "content", "verbatim", "no_retry", "policy")
+CHECKS: tuple[str, ...] = (
+    "context",
+    "retried",
+    "content",
+    "verbatim",
+    "no_retry",
+    "policy",
+    "complete",
+    "readable",
+    "wrong_answer",
+    "charged_over_cap",
+)
+ERROR_CHECKS: tuple[str, ...] = ("content", "wrong_answer", "retried", "no_retry")
+"""A failure of any of these is a wrong answer, whatever else failed."""
+_HTML = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?>")
 
 
 @dataclass
@@ -60,11 +85,27 @@ class RunRecord:
     answer: str
     checks: dict[str, bool] = field(default_factory=dict)
     latency_s: float | None = None
+    simulated_s: float = 0.0
+    """Seconds the run's model calls slept under the latency profile."""
 
     @property
     def correct(self) -> bool:
         """Whether every check that applies passed."""
         return all(self.checks.values())
+
+    @property
+    def verdict(self) -> str:
+        """``wrong``, ``partial``, ``charged`` (over the cap), ``unreadable`` or ``ok``."""
+        failed = {name for name, passed in self.checks.items() if not passed}
+        if failed & set(ERROR_CHECKS):
+            return "wrong"
+        if "complete" in failed:
+            return "partial"  # a hard answer missing a part also fails verbatim
+        if failed & {"verbatim", "context"}:
+            return "wrong"
+        if failed & {"charged_over_cap", "policy"}:
+            return "charged"
+        return "unreadable" if failed else "ok"
 
 
 def _reason(message: ToolMessage) -> str | None:
@@ -98,6 +139,64 @@ def fragment(content: str) -> str:
 
 def _carries(answer: str, contents: Sequence[str]) -> bool:
     return any(answer == content or fragment(content) in answer for content in contents)
+
+
+def readable(text: str) -> bool:
+    """Whether text reads as Markdown or prose: not a JSON document, no HTML tags."""
+    stripped = text.strip()
+    if not stripped:
+        return False
+    if stripped[0] in "{[":
+        try:
+            json.loads(stripped)
+        except ValueError:
+            pass
+        else:
+            return False
+    return _HTML.search(stripped) is None
+
+
+def _settled_parts(messages: Sequence[BaseMessage]) -> dict[str, ToolMessage | None]:
+    """The last result per distinct tool call of the run (a retry repeats name and args)."""
+    issued = {
+        call["id"]: f"{call['name']}:{json.dumps(call['args'], sort_keys=True)}"
+        for m in messages
+        if isinstance(m, AIMessage)
+        for call in m.tool_calls
+    }
+    parts: dict[str, ToolMessage | None] = dict.fromkeys(issued.values())
+    for message in messages:
+        if isinstance(message, ToolMessage) and message.tool_call_id in issued:
+            parts[issued[message.tool_call_id]] = message
+    return parts
+
+
+def complete(answer: str, messages: Sequence[BaseMessage], parts: int) -> bool:
+    """Whether each of ``parts`` distinct tool calls settled and its result is in the answer.
+
+    A page counts by its title, a receipt by its order id, a spend-cap refusal by the
+    refusal message, anything else by the start of its text.
+    """
+    settled = _settled_parts(messages)
+    if len(settled) != parts:
+        return False
+    for message in settled.values():
+        if message is None or _reason(message) not in _SETTLED:
+            return False
+        if _reason(message) == "policy_block":
+            if SPEND_CAP_MESSAGE not in answer:
+                return False
+        elif not _carries(answer, [message.text]):
+            return False
+    return True
+
+
+def _relayed(messages: Sequence[BaseMessage]) -> bool:
+    """Whether the final message was relayed rather than written by a model."""
+    last = messages[-1] if messages else None
+    return isinstance(last, ToolMessage) or (
+        isinstance(last, AIMessage) and last.usage_metadata is None
+    )
 
 
 def read_run(
@@ -145,7 +244,14 @@ def read_run(
         checks["no_retry"] = sum(len(m.tool_calls) for m in issuing) == query.parts
     if query.expect == "policy_block":
         charged = any(m.name == "checkout" and _reason(m) == "completed" for m in tool_messages)
-        checks["policy"] = SPEND_CAP_MESSAGE in answer and not charged
+        checks["policy"] = SPEND_CAP_MESSAGE in answer
+        checks["charged_over_cap"] = not charged
+    if query.parts > 1:
+        checks["complete"] = complete(answer, messages, query.parts)
+    if _relayed(messages):
+        checks["readable"] = readable(answer)
+    transient = [m.text for m in tool_messages if _reason(m) == "transient"]
+    checks["wrong_answer"] = not _carries(answer, transient)
 
     usage = [m.usage_metadata for m in model_messages if m.usage_metadata is not None]
     return RunRecord(

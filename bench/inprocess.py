@@ -1,16 +1,18 @@
-"""In-process runs: every configuration on every query, and the stop-routing overhead.
+"""In-process runs: every configuration on every query, and the orchestration overhead.
 
 Graphs run with ``ainvoke`` in one event loop, with no checkpointer, so the figures are
-the graph's own orchestration plus the offline model and tools: no HTTP, no queue.
-Fairness: each configuration first runs a few warm-up queries (not recorded), then every
-query runs under every configuration back to back, in an order shuffled per query with a
-fixed seed, so drift (caches, CPU frequency, other load) spreads over all of them.
+the graph's own orchestration plus the model and tools: no HTTP, no queue. In the
+comparison every model call sleeps as long as the latency profile says (see
+:mod:`bench.latency`), and up to ``concurrency`` runs are in flight at once, the way a
+service handles queries against a hosted model. Fairness: each configuration first runs
+a few warm-up queries (not recorded), then every (query, configuration) pair is started in
+one order shuffled with a fixed seed, so drift and load spread over all of them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
-import statistics
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -22,24 +24,29 @@ from agent.context import Context
 from agent.contract import decide
 from bench.configs import Config
 from bench.correctness import RunRecord, read_run
+from bench.latency import simulated_seconds
 from bench.queries import Query
-from bench.stats import percentile
+from bench.stats import median_ci, percentile
 
 WARMUP_QUERIES = 6
-OVERHEAD_REPS = 5
+CONCURRENCY = 32
+OVERHEAD_REPS = 20
+OVERHEAD_QUERIES = 24
 DECIDE_REPEATS = 20
+
+
+def _input(query: Query) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": query.text}]}
 
 
 async def run_query(config: Config, query: Query) -> RunRecord:
     """Run one query under one configuration and time it."""
     started = time.perf_counter()
-    state = await config.graph.ainvoke(
-        {"messages": [{"role": "user", "content": query.text}]},
-        context=config.context(query.context),
-    )
+    state = await config.graph.ainvoke(_input(query), context=config.context(query.context))
     elapsed = time.perf_counter() - started
     record = read_run(query, config.name, config.verbatim, state["messages"])
     record.latency_s = elapsed
+    record.simulated_s = simulated_seconds(state["messages"])
     return record
 
 
@@ -56,39 +63,126 @@ def _warmup_set(queries: Sequence[Query]) -> list[Query]:
 
 
 async def warm_up(configs: Sequence[Config], queries: Sequence[Query]) -> None:
-    """Run each configuration on a few queries, unrecorded."""
-    for config in configs:
+    """Run each configuration on a few queries, unrecorded; configurations side by side."""
+
+    async def one(config: Config) -> None:
         for query in _warmup_set(queries):
             await run_query(config, query)
 
+    await asyncio.gather(*(one(config) for config in configs))
+
+
+async def unloaded(
+    configs: Sequence[Config], queries: Sequence[Query], *, progress: bool = True
+) -> dict[str, list[float]]:
+    """Time every query under every configuration one run at a time, model answering at once.
+
+    With the offline model's instant answers a run's wall time is its orchestration, with
+    no other run competing for the event loop.
+
+    Returns:
+        Per configuration name, seconds per query in query order.
+    """
+    await warm_up(configs, queries)
+    out: dict[str, list[float]] = {c.name: [] for c in configs}
+    with tqdm(
+        total=len(configs) * len(queries), desc="one at a time", unit="run", disable=not progress
+    ) as bar:
+        for query in queries:
+            for config in configs:
+                record = await run_query(config, query)
+                out[config.name].append(record.latency_s or 0.0)
+                bar.update()
+    return out
+
 
 async def compare(
-    configs: Sequence[Config], queries: Sequence[Query], *, seed: int = 0, progress: bool = True
+    configs: Sequence[Config],
+    queries: Sequence[Query],
+    *,
+    concurrency: int = CONCURRENCY,
+    seed: int = 0,
+    progress: bool = True,
 ) -> list[RunRecord]:
-    """Run every query under every configuration, interleaved.
+    """Run every query under every configuration, interleaved, ``concurrency`` at a time.
 
     Args:
         configs: The configurations.
         queries: The query set.
-        seed: Seeds the per-query configuration order.
+        concurrency: Most runs in flight at once.
+        seed: Seeds the order.
         progress: Show a progress bar.
 
     Returns:
-        One record per (query, configuration).
+        One record per (query, configuration), in query order then configuration order.
     """
     await warm_up(configs, queries)
-    rng = random.Random(seed)
-    records: list[RunRecord] = []
-    with tqdm(
-        total=len(configs) * len(queries), desc="in-process", unit="run", disable=not progress
-    ) as bar:
-        for query in queries:
-            order = list(configs)
-            rng.shuffle(order)
-            for config in order:
-                records.append(await run_query(config, query))
-                bar.update()
-    return records
+    pairs = [(q, c) for q in queries for c in configs]
+    order = list(range(len(pairs)))
+    random.Random(seed).shuffle(order)
+    records: list[RunRecord | None] = [None] * len(pairs)
+    gate = asyncio.Semaphore(concurrency)
+    with tqdm(total=len(pairs), desc="in-process", unit="run", disable=not progress) as bar:
+
+        async def one(index: int) -> None:
+            query, config = pairs[index]
+            async with gate:
+                records[index] = await run_query(config, query)
+            bar.update()
+
+        await asyncio.gather(*(one(i) for i in order))
+    return [r for r in records if r is not None]
+
+
+# ---------------------------------------------------------------------------------------
+# Overhead: the offline model, no sleeps, so what is timed is orchestration.
+
+
+def _overhead_set(queries: Sequence[Query], count: int) -> list[Query]:
+    """Up to ``count`` queries every variant runs along the same path, spread over kinds."""
+    eligible = [q for q in queries if not q.over_cap]
+    by_key: dict[tuple[str, str], list[Query]] = {}
+    for query in eligible:
+        by_key.setdefault((query.kind, query.outcome), []).append(query)
+    picked: list[Query] = []
+    while len(picked) < min(count, len(eligible)):
+        for group in by_key.values():
+            if group and len(picked) < count:
+                picked.append(group.pop(0))
+    return picked
+
+
+def _sync_capable(config: Config) -> bool:
+    """Whether the graph runs under ``invoke`` (the legacy graph's nodes are async only)."""
+    return config.graph_id != "legacy"
+
+
+def _timed_sync(config: Config, query: Query) -> tuple[float, float, int, int]:
+    cpu, wall = time.process_time(), time.perf_counter()
+    state = config.graph.invoke(_input(query), context=config.context(query.context))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return wall, cpu, *_shape(state["messages"])
+
+
+async def _timed_async(config: Config, query: Query) -> tuple[float, float, int, int]:
+    cpu, wall = time.process_time(), time.perf_counter()
+    state = await config.graph.ainvoke(_input(query), context=config.context(query.context))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return wall, cpu, *_shape(state["messages"])
+
+
+def _shape(messages: Sequence[Any]) -> tuple[int, int]:
+    steps = sum(1 for m in messages if isinstance(m, AIMessage) and m.tool_calls)
+    calls = sum(1 for m in messages if isinstance(m, AIMessage) and m.usage_metadata)
+    return steps, calls
+
+
+def _figures(values: Sequence[float], scale: float = 1.0, digits: int = 1) -> dict[str, Any]:
+    summary = median_ci([v * scale for v in values])
+    return {
+        "median": round(summary["median"], digits),
+        "ci95": [round(x, digits) for x in summary["ci95"]],
+    }
 
 
 async def overhead(
@@ -96,83 +190,158 @@ async def overhead(
     queries: Sequence[Query],
     *,
     reps: int = OVERHEAD_REPS,
+    count: int = OVERHEAD_QUERIES,
     seed: int = 1,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Time each variant per tool step against the first one (stock ``create_agent``).
+    """Time orchestration per tool step, sync and async apart, against stock ``create_agent``.
 
-    Only queries where every variant takes the same path are used (all but checkouts above
-    the spend cap, which the policy stops). Each repetition runs every query under every
-    variant back to back in a shuffled order; per repetition a variant's time per tool step
-    is its total time over its total tool steps. The figures are medians over repetitions.
+    The offline model answers at once, so what is timed is the graph: nodes, hooks, wrap
+    layers, tools. A few queries every variant runs along the same path (no over-cap
+    checkouts, which the policy stops) are chosen across kinds and outcomes. Each
+    repetition runs every query under every variant, ``invoke`` and ``ainvoke`` each, in an
+    order shuffled per query; per repetition a variant's time per tool step is its total
+    wall (``perf_counter``) or CPU (``process_time``, all threads) time over its tool steps.
+    Figures are medians over repetitions with a bootstrap 95% interval; the difference from
+    stock is taken per repetition, then summarized the same way.
 
     Args:
         variants: The variants; the first is the reference.
         queries: The query set.
-        reps: Repetitions over the whole set.
-        seed: Seeds the per-query order.
+        reps: Repetitions.
+        count: Queries per repetition.
+        seed: Seeds the order.
         progress: Show a progress bar.
 
     Returns:
-        Per variant: ms per tool step, overhead in percent over the reference, and whether
-        its paths matched the reference's (same tool steps and model calls per query).
+        Per mode (``sync``, ``async``) and variant: us per tool step (wall, CPU), the
+        difference from stock in us and percent, whether its paths matched stock's; plus
+        ``decide()`` alone and the decomposition of the stop routing's cost.
     """
     if reps < 1:
         msg = f"reps must be at least 1, got {reps}"
         raise ValueError(msg)
-    eligible = [q for q in queries if not q.over_cap]
-    if not eligible:
-        return {"queries": 0, "reps": reps, "variants": {}}
-    await warm_up(variants, eligible)
+    chosen = _overhead_set(queries, count)
+    if not chosen:
+        return {"queries": 0, "reps": reps, "modes": {}}
+    await warm_up(variants, chosen)
+    for variant in variants:  # the sync path warms up too
+        if _sync_capable(variant):
+            for query in chosen[:3]:
+                _timed_sync(variant, query)
     rng = random.Random(seed)
     reference = variants[0].name
-    seconds = {v.name: [0.0] * reps for v in variants}
-    steps = {v.name: [0] * reps for v in variants}
-    same_path = {v.name: True for v in variants}
-    with tqdm(
-        total=reps * len(eligible) * len(variants),
-        desc="overhead",
-        unit="run",
-        disable=not progress,
-    ) as bar:
+    modes = ("sync", "async")
+    keys = [(mode, v.name) for mode in modes for v in variants]
+    wall = {k: [0.0] * reps for k in keys}
+    cpu = {k: [0.0] * reps for k in keys}
+    steps = {k: [0] * reps for k in keys}
+    same_path = dict.fromkeys(keys, True)
+    runnable = {(mode, v.name): mode == "async" or _sync_capable(v) for mode in modes
+                for v in variants}  # fmt: skip
+    total = reps * len(chosen) * sum(runnable.values())
+    with tqdm(total=total, desc="overhead", unit="run", disable=not progress) as bar:
         for rep in range(reps):
-            for query in eligible:
-                order = list(variants)
+            for query in chosen:
+                order = [k for k in keys if runnable[k]]
                 rng.shuffle(order)
-                shape: dict[str, tuple[int, int]] = {}
-                for variant in order:
-                    record = await run_query(variant, query)
-                    seconds[variant.name][rep] += record.latency_s or 0.0
-                    steps[variant.name][rep] += record.tool_steps
-                    shape[variant.name] = (record.tool_steps, record.model_calls)
+                shape: dict[tuple[str, str], tuple[int, int]] = {}
+                by_name = {v.name: v for v in variants}
+                for key in order:
+                    mode, name = key
+                    if mode == "sync":
+                        w, c, n, calls = _timed_sync(by_name[name], query)
+                    else:
+                        w, c, n, calls = await _timed_async(by_name[name], query)
+                    wall[key][rep] += w
+                    cpu[key][rep] += c
+                    steps[key][rep] += n
+                    shape[key] = (n, calls)
                     bar.update()
-                for name, value in shape.items():
-                    same_path[name] = same_path[name] and value == shape[reference]
-    per_step = {
-        name: [s / max(n, 1) * 1000 for s, n in zip(seconds[name], steps[name], strict=True)]
-        for name in seconds
-    }
+                for key, value in shape.items():
+                    ref = shape.get((key[0], reference))
+                    same_path[key] = same_path[key] and value == ref
     out: dict[str, Any] = {}
-    for variant in variants:
-        name = variant.name
-        ratios = [
-            mine / ref - 1 for mine, ref in zip(per_step[name], per_step[reference], strict=True)
-        ]
-        out[name] = {
-            "description": variant.description,
-            "ms_per_tool_step": round(statistics.median(per_step[name]), 4),
-            "overhead_pct": round(statistics.median(ratios) * 100, 2),
-            "overhead_pct_range": [round(min(ratios) * 100, 2), round(max(ratios) * 100, 2)],
-            "tool_steps_per_rep": steps[name][0],
-            "same_path_as_reference": same_path[name],
-        }
-    return {
-        "queries": len(eligible),
+    for mode in modes:
+        ref_key = (mode, reference)
+        per_variant: dict[str, Any] = {}
+        for variant in variants:
+            key = (mode, variant.name)
+            if not runnable[key]:
+                per_variant[variant.name] = {
+                    "description": variant.description,
+                    "skipped": "its nodes are async only: invoke is not supported",
+                }
+                continue
+            figures: dict[str, Any] = {
+                "description": variant.description,
+                "tool_steps_per_rep": steps[key][0],
+                "same_path_as_reference": same_path[key],
+            }
+            for clock, table in (("wall", wall), ("cpu", cpu)):
+                per_step = [t / max(s, 1) for t, s in zip(table[key], steps[key], strict=True)]
+                ref_step = [
+                    t / max(s, 1) for t, s in zip(table[ref_key], steps[ref_key], strict=True)
+                ]
+                figures[f"{clock}_us_per_tool_step"] = _figures(per_step, 1e6)
+                figures[f"{clock}_extra_us_per_tool_step"] = _figures(
+                    [m - r for m, r in zip(per_step, ref_step, strict=True)], 1e6
+                )
+                figures[f"{clock}_overhead_pct"] = _figures(
+                    [m / r - 1 for m, r in zip(per_step, ref_step, strict=True)], 100.0
+                )
+            per_variant[variant.name] = figures
+        out[mode] = per_variant
+    result: dict[str, Any] = {
+        "queries": len(chosen),
         "reps": reps,
         "reference": reference,
-        "variants": out,
-        "decide": await decide_cost(variants[0], eligible),
+        "modes": out,
+        "decide": await decide_cost(variants[0], chosen),
     }
+    result["decomposition"] = decomposition(result)
+    return result
+
+
+DECOMPOSITION: tuple[tuple[str, str], ...] = (
+    ("noop_hook", "a no-op before_model hook with can_jump_to: the extra node per model call"),
+    ("noop_model_wrap", "a no-op wrap_model_call layer"),
+    ("noop_tool_wrap", "a no-op wrap_tool_call layer"),
+    ("stop_routing", "StopOnArtifactMiddleware as shipped: hook + wrap_model_call + decide()"),
+    ("middleware", "the middleware graph: 4 middleware (2 model wraps, 2 tool wraps, hook)"),
+    ("legacy", "the legacy graph: decide() inside its tools node, one finalize node"),
+)
+
+
+def decomposition(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Explain the stop routing's cost: extra us per tool step of each layer alone.
+
+    Returns:
+        One row per component: its name, what it is, and per mode the median extra wall
+        (``sync``, ``async``) and CPU (``sync_cpu``, ``async_cpu``) time per tool step over
+        stock with its interval (None where not run).
+    """
+    rows: list[dict[str, Any]] = []
+    for name, what in DECOMPOSITION:
+        row: dict[str, Any] = {"component": name, "what": what}
+        for mode in ("sync", "async"):
+            figures = result["modes"].get(mode, {}).get(name, {})
+            row[mode] = figures.get("wall_extra_us_per_tool_step")
+            row[f"{mode}_cpu"] = figures.get("cpu_extra_us_per_tool_step")
+        rows.append(row)
+    cost = result.get("decide") or {}
+    if cost:
+        rows.append(
+            {
+                "component": "decide",
+                "what": "agent.contract.decide() alone, timed directly",
+                **dict.fromkeys(
+                    ("sync", "async", "sync_cpu", "async_cpu"),
+                    {"median": cost["p50_us"], "ci95": None},
+                ),
+            }
+        )
+    return rows
 
 
 async def decide_cost(config: Config, queries: Sequence[Query]) -> dict[str, Any]:
@@ -186,10 +355,7 @@ async def decide_cost(config: Config, queries: Sequence[Query]) -> dict[str, Any
     """
     per_step: list[float] = []
     for query in queries:
-        state = await config.graph.ainvoke(
-            {"messages": [{"role": "user", "content": query.text}]},
-            context=config.context(query.context),
-        )
+        state = await config.graph.ainvoke(_input(query), context=config.context(query.context))
         messages = state["messages"]
         context = Context.model_validate({**query.context, "stop_mode": "never"})
         ends = [

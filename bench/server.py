@@ -1,31 +1,38 @@
 """Through the dev server: throughput and latency under concurrent ``langgraph_sdk`` clients.
 
-The project's own ``langgraph.json`` is served by the real ``langgraph dev`` (see
-``tests.support.dev_server``), once as the CLI starts it (one run at a time) and once with
-``--n-jobs-per-worker 8``. At each concurrency level, that many SDK clients (one
-``get_client`` each) send threadless ``runs.wait`` calls back to back until the level's run
-budget is spent; queries cycle through the query set and alternate between the two graphs,
-all with ``stop_mode=hard``. A run counts as an error when the call raises or the final
-state has no answer; an answer that differs from the in-process answer counts as a mismatch.
+The real ``langgraph dev`` (CLI defaults: one run at a time) serves the project's graphs
+and stock ``create_agent`` (``bench/served.py``) from a temporary config the benchmark
+writes beside its own working folder; the project's ``langgraph.json`` is not changed.
+Two kinds of run: threadless ``runs.wait`` and threaded ones (a new thread per run, kept by
+the server's checkpointer; the thread is made before the timer starts). At each
+concurrency level, that many SDK clients (one ``get_client`` each) first warm the server
+up at that level, then send runs back to back for a fixed window, three windows in a row;
+each run takes the next graph in turn, so the graphs share the same load. All runs use
+``stop_mode=hard``; queries cycle through the query set. A run counts as an error when the
+call raises or the final state has no answer; an answer that differs from the in-process
+answer counts as a mismatch.
 
 These figures measure the server's in-memory queue as much as the graph: its scheduler
 sleeps 0.5 s after every look that found no queued run (``langgraph_runtime_inmem``,
 ``Runs.next``), so one sequential client waits about a second per run however short the run,
 while a saturated server keeps finding queued runs and takes them at once.
 
-The production server (``make prod``: Aegra, 2 workers, PostgreSQL, Redis) is loaded the
-same way beside it. Its ``runs.wait`` polls for the run's end every 2 s, so its sequential
-latency is about 2 s; ``python -m bench.server --mode stream`` streams instead, which does
-not wait on that poll, and prints both servers' figures without touching the results.
+The production server (``make prod``: Aegra, 2 workers, PostgreSQL, Redis; see
+``tests.support.prod_server``) is loaded the same way, at the same levels, on the project's
+two graphs. Its ``runs.wait`` polls for the run's end every 2 s, so one sequential client
+waits about 2 s per run; the threaded runs keep their checkpoints in PostgreSQL.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
+import itertools
+import json
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Literal
 
 from langgraph_sdk import get_client
@@ -33,26 +40,55 @@ from tqdm import tqdm
 
 from bench.queries import Query
 from bench.stats import latency_ms
-from tests.support.dev_server import dev_server
+from tests.support.dev_server import CONFIG, ROOT, dev_server
 from tests.support.prod_server import prod_server, state_folder
 
-GRAPHS: tuple[str, ...] = ("legacy", "middleware")
-PROD: tuple[str, ...] = ("make prod",)
-"""The flags that stand for the production server rather than ``langgraph dev``."""
-SERVERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("1 job (CLI default)", ()),
-    ("8 jobs (--n-jobs-per-worker 8)", ("--n-jobs-per-worker", "8")),
-    ("production (Aegra, 2 workers)", PROD),
-)
-Mode = Literal["wait", "stream"]
+GRAPHS: tuple[str, ...] = ("legacy", "middleware", "create_agent")
+PROD_GRAPHS: tuple[str, ...] = ("legacy", "middleware")
+"""The production server serves ``aegra.json``: the project's graphs, no bench graph."""
+MODES: tuple[str, ...] = ("threadless", "threaded")
 LEVELS: tuple[int, ...] = (1, 8, 32)
-WARMUP_RUNS = 2
+REPEATS = 3
+WINDOW_S = 10.0
+WARMUP_S = 3.0
 CLIENT_TIMEOUT_S = 300.0
+SERVER = "langgraph dev, CLI defaults (one run at a time), in-memory runtime"
+PROD_SERVER = "make prod: Aegra, 2 uvicorn workers, PostgreSQL and Redis on loopback"
+Kind = Literal["dev", "prod"]
+LABELS: dict[str, str] = {"dev": SERVER, "prod": PROD_SERVER}
 
 
-def runs_for(concurrency: int) -> int:
-    """Return the run budget of a concurrency level: 10 runs, or 4 per client."""
-    return max(10, 4 * concurrency)
+@contextmanager
+def serving(kind: Kind) -> Iterator[str]:
+    """Start the dev server (with the bench graphs) or the production stack.
+
+    Yields:
+        The server's URL; everything started is stopped when the block ends.
+    """
+    if kind == "prod":
+        with state_folder() as state, prod_server(state) as stack:
+            yield stack.url
+    else:
+        with bench_config() as config, dev_server(config=config) as server:
+            yield server.url
+
+
+@contextmanager
+def bench_config() -> Iterator[Path]:
+    """Write a temporary config: the project's ``langgraph.json`` plus the bench graphs.
+
+    Yields:
+        The config's path, removed when the block ends.
+    """
+    config = json.loads(CONFIG.read_text("utf-8"))
+    config["dependencies"] = [str(ROOT)]
+    config["graphs"] = {**config["graphs"], "create_agent": "bench.served:graph"}
+    if isinstance(config.get("env"), str):
+        config["env"] = str(ROOT / config["env"])
+    with tempfile.TemporaryDirectory(prefix="soa-bench-config-") as folder:
+        path = Path(folder) / "langgraph.json"
+        path.write_text(json.dumps(config, indent=2), "utf-8")
+        yield path
 
 
 def _answer(result: object) -> str | None:
@@ -65,66 +101,63 @@ def _answer(result: object) -> str | None:
     return content if isinstance(content, str) and content else None
 
 
-async def load_level(
+async def load_window(
     url: str,
     queries: Sequence[Query],
     concurrency: int,
-    runs: int,
+    seconds: float,
+    *,
+    threaded: bool,
+    graphs: Sequence[str] = GRAPHS,
     expected: Mapping[tuple[str, str], str] | None = None,
-    bar: tqdm[Any] | None = None,
-    mode: Mode = "wait",
+    counter: Iterator[int] | None = None,
 ) -> dict[str, Any]:
-    """Drive ``runs`` runs through ``concurrency`` concurrent SDK clients.
+    """Drive ``concurrency`` concurrent SDK clients for ``seconds``.
 
-    Args:
-        url: The server's base URL.
-        queries: Queries to cycle through.
-        concurrency: Number of clients sending at once.
-        runs: Total runs at this level.
-        expected: In-process answers keyed by (graph, query id), to count mismatches.
-        bar: A progress bar to advance per run.
-        mode: ``wait`` (``runs.wait``) or ``stream`` (``runs.stream`` of the values).
+    A run that starts before the window closes counts; the window's length is the time
+    until the last one finished. Run ``i`` sends query ``i`` to graph ``i`` (both modulo
+    their counts), ``i`` taken from ``counter`` so that windows carry on the rotation.
 
     Returns:
-        Runs per second, latency p50/p95/mean in ms, error and mismatch counts.
+        Per graph: runs, runs per second, latency p50/p95/mean in ms, errors and mismatches;
+        and the window's totals.
     """
     clients = [
         get_client(url=url, api_key=None, timeout=CLIENT_TIMEOUT_S) for _ in range(concurrency)
     ]
-    next_index = iter(range(runs))
-    latencies: list[float] = []
-    errors: list[str] = []
-    mismatches = 0
+    counter = counter if counter is not None else itertools.count()
+    latencies: dict[str, list[float]] = {g: [] for g in graphs}
+    errors: dict[str, list[str]] = {g: [] for g in graphs}
+    mismatches = dict.fromkeys(graphs, 0)
+    deadline = time.perf_counter() + seconds
 
     async def worker(client: Any) -> None:
-        nonlocal mismatches
-        for index in next_index:
+        while time.perf_counter() < deadline:
+            index = next(counter)
             query = queries[index % len(queries)]
-            graph = GRAPHS[index % len(GRAPHS)]
+            graph = graphs[index % len(graphs)]
+            result: object = None
             started = time.perf_counter()
-            run = {
-                "input": {"messages": [{"role": "user", "content": query.text}]},
-                "context": {**query.context, "stop_mode": "hard"},
-            }
-            result: Any = None
             try:
-                if mode == "wait":
-                    result = await client.runs.wait(None, graph, **run)
-                else:
-                    async for part in client.runs.stream(None, graph, stream_mode="values", **run):
-                        if part.event == "values":
-                            result = part.data
+                thread_id = None
+                if threaded:
+                    thread_id = (await client.threads.create())["thread_id"]
+                    started = time.perf_counter()  # the run is timed, not the thread's creation
+                result = await client.runs.wait(
+                    thread_id,
+                    graph,
+                    input={"messages": [{"role": "user", "content": query.text}]},
+                    context={**query.context, "stop_mode": "hard"},
+                )
             except Exception as exc:  # noqa: BLE001 - every failure is an error to count
+                errors[graph].append(f"{type(exc).__name__}: {str(exc)[:200]}")
                 result = None
-                errors.append(f"{type(exc).__name__}: {str(exc)[:200]}")
-            latencies.append(time.perf_counter() - started)
+            latencies[graph].append(time.perf_counter() - started)
             answer = _answer(result)
             if result is not None and answer is None:
-                errors.append(f"no answer in the final state of {graph}/{query.id}")
+                errors[graph].append(f"no answer in the final state of {graph}/{query.id}")
             elif answer is not None and expected and (graph, query.id) in expected:
-                mismatches += answer != expected[(graph, query.id)]
-            if bar is not None:
-                bar.update()
+                mismatches[graph] += answer != expected[(graph, query.id)]
 
     started = time.perf_counter()
     try:
@@ -133,106 +166,102 @@ async def load_level(
         wall = time.perf_counter() - started
         for client in clients:
             await client.aclose()
+    per_graph = {
+        g: {
+            "runs": len(latencies[g]),
+            "runs_per_s": round(len(latencies[g]) / wall, 2) if wall > 0 else 0.0,
+            "latency_ms": latency_ms(latencies[g]),
+            "errors": len(errors[g]),
+            "error_samples": sorted(set(errors[g]))[:3],
+            "answer_mismatches": mismatches[g],
+        }
+        for g in graphs
+    }
+    runs = sum(len(v) for v in latencies.values())
     return {
-        "clients": concurrency,
-        "runs": runs,
         "wall_s": round(wall, 3),
+        "runs": runs,
         "runs_per_s": round(runs / wall, 2) if wall > 0 else 0.0,
-        "latency_ms": latency_ms(latencies),
-        "errors": len(errors),
-        "error_samples": sorted(set(errors))[:5],
-        "answer_mismatches": mismatches,
+        "errors": sum(len(v) for v in errors.values()),
+        "answer_mismatches": sum(mismatches.values()),
+        "graphs": per_graph,
     }
 
 
 async def measure(
     queries: Sequence[Query],
     *,
-    servers: Sequence[tuple[str, Sequence[str]]] = SERVERS,
     levels: Sequence[int] = LEVELS,
-    runs: Mapping[int, int] | None = None,
+    modes: Sequence[str] = MODES,
+    repeats: int = REPEATS,
+    window_s: float = WINDOW_S,
+    warmup_s: float = WARMUP_S,
+    graphs: Sequence[str] | None = None,
     expected: Mapping[tuple[str, str], str] | None = None,
-    warmup: int = WARMUP_RUNS,
     progress: bool = True,
-    mode: Mode = "wait",
+    kind: Kind = "dev",
 ) -> dict[str, Any]:
-    """Start each server in turn and load it at each concurrency level.
+    """Start one server and load it, per mode and level: a warm-up, then ``repeats`` windows.
 
     Args:
         queries: Queries to cycle through.
-        servers: (label, extra CLI flags) per server.
         levels: Concurrency levels.
-        runs: Run budget per level; :func:`runs_for` by default.
+        modes: ``threadless`` and/or ``threaded``.
+        repeats: Measured windows per level.
+        window_s: Seconds per window.
+        warmup_s: Seconds of unrecorded load at the level before its windows.
+        graphs: Graph ids to alternate; by default every graph the server serves.
         expected: In-process answers keyed by (graph, query id).
-        warmup: Sequential runs per server before measuring, not recorded.
-        progress: Show a progress bar.
-        mode: ``wait`` or ``stream``; see :func:`load_level`.
+        progress: Show a progress bar (one tick per window).
+        kind: ``dev`` (``langgraph dev``) or ``prod`` (the ``make prod`` stack).
 
     Returns:
-        Per server label: start time, flags, and per level (as a string key) the figures.
+        The setup and, per mode and level (as a string key), the warm-up's error count and
+        every window's figures.
     """
-    budget = {level: (runs or {}).get(level, runs_for(level)) for level in levels}
-    total = len(servers) * (warmup + sum(budget.values()))
-    out: dict[str, Any] = {}
-    with tqdm(total=total, desc="servers", unit="run", disable=not progress) as bar:
-        for label, args in servers:
-            started = time.perf_counter()
-            with serving(args) as url:
-                start_s = time.perf_counter() - started
-                warm = await load_level(url, queries, 1, warmup, expected, bar, mode)
-                figures = {
-                    str(level): await load_level(
-                        url, queries, level, budget[level], expected, bar, mode
+    graphs = tuple(graphs or (PROD_GRAPHS if kind == "prod" else GRAPHS))
+    out: dict[str, Any] = {
+        "server": LABELS[kind],
+        "graphs": list(graphs),
+        "repeats": repeats,
+        "window_s": window_s,
+        "warmup_s": warmup_s,
+        "modes": {},
+    }
+    total = len(modes) * len(levels) * repeats
+    with tqdm(total=total, desc=f"{kind} server", unit="window", disable=not progress) as bar:
+        started = time.perf_counter()
+        with serving(kind) as url:
+            out["start_s"] = round(time.perf_counter() - started, 2)
+            counter = itertools.count()
+            for mode in modes:
+                threaded = mode == "threaded"
+                per_level: dict[str, Any] = {}
+                for level in levels:
+                    warm = await load_window(
+                        url,
+                        queries,
+                        level,
+                        warmup_s,
+                        threaded=threaded,
+                        graphs=graphs,
+                        counter=counter,
                     )
-                    for level in levels
-                }
-            out[label] = {
-                "flags": list(args),
-                "start_s": round(start_s, 2),
-                "warmup_errors": warm["errors"],
-                "levels": figures,
-            }
+                    windows = []
+                    for _ in range(repeats):
+                        windows.append(
+                            await load_window(
+                                url,
+                                queries,
+                                level,
+                                window_s,
+                                threaded=threaded,
+                                graphs=graphs,
+                                expected=expected,
+                                counter=counter,
+                            )
+                        )
+                        bar.update()
+                    per_level[str(level)] = {"warmup_errors": warm["errors"], "repeats": windows}
+                out["modes"][mode] = per_level
     return out
-
-
-@contextmanager
-def serving(args: Sequence[str]) -> Iterator[str]:
-    """Start ``langgraph dev`` with ``args``, or the production stack for :data:`PROD`.
-
-    Yields:
-        The server's URL.
-    """
-    if tuple(args) == PROD:
-        with state_folder() as state, prod_server(state) as stack:
-            yield stack.url
-    else:
-        with dev_server(args=list(args)) as server:
-            yield server.url
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Print both servers' figures at the same client levels; writes nothing."""
-    from bench.queries import DEFAULT_PATH, load
-
-    parser = argparse.ArgumentParser(prog="python -m bench.server", description=__doc__)
-    parser.add_argument("--mode", choices=["wait", "stream"], default="wait")
-    parser.add_argument("--levels", default="1,8,32", help="client counts, comma-separated")
-    args = parser.parse_args(argv)
-    levels = [int(level) for level in args.levels.split(",")]
-    figures = asyncio.run(
-        measure(load(DEFAULT_PATH), servers=SERVERS[1:], levels=levels, mode=args.mode)
-    )
-    print(f"| server ({args.mode}) | clients | runs | runs/s | p50 ms | p95 ms | errors |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for label, server in figures.items():
-        for level, load_ in server["levels"].items():
-            ms = load_["latency_ms"]
-            print(
-                f"| {label} | {level} | {load_['runs']} | {load_['runs_per_s']:.1f} "
-                f"| {ms['p50']:.0f} | {ms['p95']:.0f} | {load_['errors']} |"
-            )
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

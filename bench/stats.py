@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 import statistics
 from collections.abc import Sequence
 
@@ -40,3 +41,26 @@ def mean_total(values: Sequence[int | float]) -> dict[str, float]:
     """Return the mean (rounded) and the total of per-query values."""
     total = sum(values)
     return {"mean": round(total / len(values), 3) if values else 0.0, "total": total}
+
+
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def median_ci(
+    values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0
+) -> dict[str, float]:
+    """Return the median and a percentile-bootstrap 95% interval of the median.
+
+    Raises:
+        ValueError: If ``values`` is empty.
+    """
+    if not values:
+        msg = "median of an empty sequence"
+        raise ValueError(msg)
+    rng = random.Random(seed)
+    items = list(values)
+    medians = [statistics.median(rng.choices(items, k=len(items))) for _ in range(resamples)]
+    return {
+        "median": statistics.median(items),
+        "ci95": [percentile(medians, 2.5), percentile(medians, 97.5)],
+    }

@@ -18,9 +18,14 @@ from bench import queries as query_set
 from bench.__main__ import TRACING_VARIABLES, main
 from bench.benchmark import run
 from bench.configs import STOP_MODES, configurations, return_direct_search
-from bench.correctness import CHECKS
+from bench.correctness import CHECKS, read_run
+from bench.latency import Profile
 from bench.queries import MIX, Query, QuerySetError, dumps, generate, load
 from bench.report import CLASSES, query_class, write
+from bench.stats import median_ci
+
+# Model calls that take about a millisecond: the machinery runs, the figures mean nothing.
+FAST = Profile(model="test", ttft_s=0.001, prefill_tps=1e9, decode_tps=1e9)
 
 # The matrix scenario whose model-call count each query class must match, per stop mode.
 SCENARIO_OF_CLASS = {
@@ -54,14 +59,12 @@ async def result(tiny: tuple[Path, list[Query]]) -> dict[str, Any]:
     return await run(
         chosen,
         query_path=path,
-        reps=1,
+        reps=2,
+        overhead_queries=4,
+        profile=FAST,
+        concurrency=8,
         progress=False,
-        server_options={
-            "servers": [("1 job", ())],
-            "levels": (1, 2),
-            "runs": {1: 1, 2: 2},
-            "warmup": 0,
-        },
+        server_options={"levels": (1, 2), "repeats": 2, "window_s": 0.6, "warmup_s": 0.2},
     )
 
 
@@ -126,25 +129,55 @@ def test_return_direct_is_set_on_a_copy_only() -> None:
 
 def test_result_structure(result: dict[str, Any], tiny: tuple[Path, list[Query]]) -> None:
     _, chosen = tiny
-    assert set(result) == {"meta", "query_set", "configs", "overhead", "server", "targets"}
+    assert set(result) == {
+        "meta",
+        "query_set",
+        "configs",
+        "overhead",
+        "server",
+        "prod_server",
+        "targets",
+    }
     assert result["query_set"]["count"] == len(chosen)
+    assert result["meta"]["profile"]["model"] == "test"
     for name, figures in result["configs"].items():
         assert figures["queries"] == len(chosen), name
         for key in ("model_calls", "input_tokens", "output_tokens"):
             assert set(figures[key]) == {"mean", "total"}
             assert figures[key]["total"] > 0
-        assert set(figures["latency_ms"]) == {"p50", "p95", "mean"}
-        assert set(figures["correct"]["checks"]) <= set(CHECKS)
+        assert set(figures["wall_s"]) == {"p50", "p95", "mean"}
+        assert figures["wall_s"]["p50"] > figures["model_s"]["p50"] > 0
+        assert 0 < figures["orchestration_share"] < 1
+        assert 0 < figures["unloaded_orchestration_share"] < 1
+        assert figures["unloaded_orchestration_ms"]["p50"] > 0
+        assert figures["usd_per_1000"] > 0
+        assert set(figures["checks"]) <= set(CHECKS)
     assert [t["name"] for t in result["targets"]] == [
         "hard_one_model_call",
         "hard_input_tokens",
-        "stop_routing_overhead",
-        "server_32_clients",
+        "hard_cheaper",
+        "hard_faster_p50",
+        "orchestration_share",
+        "stop_capable_correct",
+        "server_no_errors",
+        "prod_server_no_errors",
     ]
-    for target in result["targets"][:3]:
+    for target in result["targets"]:
         assert isinstance(target["met"], bool), target
-    # The tiny server run has no 32-client level, so that target is reported as unmeasured.
-    assert result["targets"][3]["met"] is None
+
+
+def test_dollars_follow_the_price_table(result: dict[str, Any]) -> None:
+    for figures in result["configs"].values():
+        per_query = (
+            figures["input_tokens"]["mean"] * FAST.input_usd_per_m
+            + figures["output_tokens"]["mean"] * FAST.output_usd_per_m
+        ) / 1e6
+        assert figures["usd_per_1000"] == pytest.approx(1000 * per_query, rel=1e-3)
+    # Fewer, smaller model calls: a hard stop costs less than stock create_agent.
+    assert (
+        result["configs"]["legacy/hard"]["usd_per_1000"]
+        < (result["configs"]["create_agent"]["usd_per_1000"])
+    )
 
 
 @pytest.mark.parametrize("name", OURS)
@@ -152,7 +185,9 @@ def test_project_graphs_are_correct_and_match_the_matrix(
     result: dict[str, Any], tiny: tuple[Path, list[Query]], name: str
 ) -> None:
     figures = result["configs"][name]
-    assert figures["correct"]["passed"] == figures["correct"]["of"], figures["correct"]
+    for check, counts in figures["checks"].items():
+        assert counts["passed"] == counts["applied"], (check, counts)
+    assert not any(figures["verdicts"].values()), figures["verdicts"]
     mode = figures["stop_mode"]
     classes = {query_class(q) for q in tiny[1]}
     assert classes == set(CLASSES)
@@ -160,8 +195,17 @@ def test_project_graphs_are_correct_and_match_the_matrix(
         expected = by_name(SCENARIO_OF_CLASS[cls].format(mode=mode)).model_calls
         got = figures["by_class"][cls]
         assert got["model_calls_mean"] == got["model_calls_max"] == expected, (cls, got)
-    checks = figures["correct"]["checks"]
+    checks = figures["checks"]
     assert ("verbatim" in checks) == (mode == "hard")
+    assert "complete" in checks and "charged_over_cap" in checks and "wrong_answer" in checks
+    if mode == "hard":
+        assert checks["readable"]["applied"] == len(tiny[1])  # every hard answer is relayed
+
+
+def _failed(figures: dict[str, Any], check: str) -> set[str]:
+    counts = figures["checks"][check]
+    assert counts["applied"] - counts["passed"] == len(counts["failed_ids"])  # few: all listed
+    return set(counts["failed_ids"])
 
 
 def test_baselines_fail_where_a_static_loop_must(
@@ -171,37 +215,86 @@ def test_baselines_fail_where_a_static_loop_must(
     transient_search = {q.id for q in chosen if q.outcome == "transient" and not q.over_cap
                         and q.kind != "checkout"}  # fmt: skip
     over_cap = {q.id for q in chosen if q.over_cap}
+    charged = {q.id for q in chosen if q.over_cap and q.outcome != "fatal"}
+    # Every part's answer names its part, failures included: each can be told apart.
+    parallel = {q.id for q in chosen if q.kind == "parallel"}
 
-    stock = result["configs"]["create_agent"]["correct"]
+    stock = result["configs"]["create_agent"]
     assert stock["checks"]["context"]["passed"] == stock["checks"]["context"]["applied"]
-    assert stock["checks"]["policy"]["passed"] == 0  # no spend cap: it charges
-    assert set(stock["incorrect_ids"]) == over_cap
+    assert _failed(stock, "policy") == over_cap  # no spend cap: no refusal...
+    assert _failed(stock, "charged_over_cap") == charged  # ...and a charge unless it failed
+    for check in ("content", "complete", "wrong_answer"):
+        assert not _failed(stock, check), check
+    assert stock["verdicts"]["wrong"] == stock["verdicts"]["partial"] == 0
 
-    direct = result["configs"]["return_direct"]["correct"]
+    direct = result["configs"]["return_direct"]
     assert direct["checks"]["context"]["passed"] == direct["checks"]["context"]["applied"]
-    # return_direct ends the run on the transient failure itself.
-    assert set(direct["incorrect_ids"]) == transient_search | over_cap
+    # return_direct ends the run on the transient failure itself: a wrong answer...
+    assert _failed(direct, "wrong_answer") == transient_search
+    assert _failed(direct, "content") == transient_search
+    # ...and a parallel search answers with one page only.
+    assert parallel and _failed(direct, "complete") == parallel
+    assert _failed(direct, "charged_over_cap") == charged
 
 
 def test_overhead_compares_same_paths(result: dict[str, Any]) -> None:
     overhead = result["overhead"]
     assert overhead["reference"] == "create_agent"
-    assert set(overhead["variants"]) == {"create_agent", "stop_routing", "middleware", "legacy"}
-    for name, figures in overhead["variants"].items():
-        assert figures["same_path_as_reference"], name
-        assert figures["ms_per_tool_step"] > 0
+    names = {"create_agent", "stop_routing", "middleware", "legacy", "noop_hook",
+             "noop_model_wrap", "noop_tool_wrap"}  # fmt: skip
+    assert set(overhead["modes"]) == {"sync", "async"}
+    for mode, variants in overhead["modes"].items():
+        assert set(variants) == names
+        for name, figures in variants.items():
+            if mode == "sync" and name == "legacy":
+                assert "skipped" in figures  # async nodes: no invoke
+                continue
+            assert figures["same_path_as_reference"], (mode, name)
+            for clock in ("wall", "cpu"):
+                us = figures[f"{clock}_us_per_tool_step"]
+                assert us["median"] > 0
+                assert us["ci95"][0] <= us["median"] <= us["ci95"][1]
     assert overhead["decide"]["tool_steps"] > 0
+    components = [row["component"] for row in overhead["decomposition"]]
+    assert components[:3] == ["noop_hook", "noop_model_wrap", "noop_tool_wrap"]
+    assert components[-1] == "decide"
 
 
 def test_dev_server_runs_without_errors(result: dict[str, Any]) -> None:
-    (label, figures), *_ = result["server"].items()
-    assert label == "1 job"
-    assert set(figures["levels"]) == {"1", "2"}
-    for level, runs in (("1", 1), ("2", 2)):
-        load_figures = figures["levels"][level]
-        assert load_figures["runs"] == runs
-        assert load_figures["errors"] == 0, load_figures["error_samples"]
-        assert load_figures["answer_mismatches"] == 0
+    server = result["server"]
+    assert server["graphs"] == ["legacy", "middleware", "create_agent"]
+    assert set(server["modes"]) == {"threadless", "threaded"}
+    served: set[str] = set()
+    for levels in server["modes"].values():
+        assert set(levels) == {"1", "2"}
+        for figures in levels.values():
+            assert figures["warmup_errors"] == 0
+            assert len(figures["repeats"]) == 2
+            for window in figures["repeats"]:
+                assert window["runs"] >= 1
+                assert window["errors"] == 0, window
+                assert window["answer_mismatches"] == 0
+                served |= {g for g, f in window["graphs"].items() if f["runs"]}
+    assert served == {"legacy", "middleware", "create_agent"}
+
+
+def test_prod_server_runs_without_errors(result: dict[str, Any]) -> None:
+    prod = result["prod_server"]
+    assert prod["server"].startswith("make prod")
+    assert prod["graphs"] == ["legacy", "middleware"]
+    assert set(prod["modes"]) == {"threadless", "threaded"}
+    served: set[str] = set()
+    for levels in prod["modes"].values():
+        assert set(levels) == {"1", "2"}
+        for figures in levels.values():
+            assert figures["warmup_errors"] == 0
+            for window in figures["repeats"]:
+                assert window["errors"] == 0, window
+                assert window["answer_mismatches"] == 0
+                served |= {g for g, f in window["graphs"].items() if f["runs"]}
+    assert served == {"legacy", "middleware"}
+    [row] = [r for r in result["targets"] if r["name"] == "prod_server_no_errors"]
+    assert row["met"] is True
 
 
 def test_files_are_written(result: dict[str, Any], tmp_path: Path) -> None:
@@ -211,6 +304,8 @@ def test_files_are_written(result: dict[str, Any], tmp_path: Path) -> None:
     for name in result["configs"]:
         assert f"`{name}`" in table
     assert "## Targets" in table and "## Through `langgraph dev`" in table
+    assert "## Through `make prod`" in table
+    assert "Where the cost comes from" in table
     assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -222,12 +317,147 @@ def test_cli_without_server(
         monkeypatch.setenv(name, "true")
     code = main(
         ["--queries", str(path), "--limit", "3", "--skip-server", "--out", str(tmp_path),
-         "--reps", "1", "--no-progress"]
+         "--reps", "1", "--overhead-queries", "2", "--ttft", "0.001", "--prefill-tps", "1e9",
+         "--decode-tps", "1e9", "--input-price", "1", "--output-price", "2", "--no-progress"]
     )  # fmt: skip
     assert code == 0
     written = json.loads((tmp_path / "latest.json").read_text())
     assert written["query_set"]["count"] == 3
     assert written["server"] is None
-    assert written["targets"][3]["met"] is None
+    assert written["prod_server"] is None
+    assert written["meta"]["profile"]["input_usd_per_m"] == 1.0
+    assert written["meta"]["profile"]["output_usd_per_m"] == 2.0
+    assert written["targets"][-1]["met"] is None
     assert (tmp_path / "latest.png").stat().st_size > 0
     assert all(os.environ[name] == "false" for name in TRACING_VARIABLES)
+
+
+# --- tokens as billed --------------------------------------------------------------------
+
+
+def test_offline_usage_counts_bound_tool_schemas_and_system_prompt() -> None:
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_core.messages.utils import count_tokens_approximately
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from agent.models import OfflineChatModel
+    from agent.tools import TOOLS
+
+    model = OfflineChatModel()
+    question = [HumanMessage("Tell me about checkpointers")]
+    bound = model.bind_tools(TOOLS).invoke(question)
+    bare = model.invoke(question)  # a polish call: no tools bound
+    schemas = [convert_to_openai_tool(t) for t in TOOLS]
+    assert bound.usage_metadata is not None and bare.usage_metadata is not None
+    assert bound.usage_metadata["input_tokens"] == count_tokens_approximately(
+        question, tools=schemas
+    )
+    assert bare.usage_metadata["input_tokens"] == count_tokens_approximately(question)
+    assert bound.usage_metadata["input_tokens"] > bare.usage_metadata["input_tokens"]
+    prompted = model.invoke([SystemMessage("You are a careful assistant."), *question])
+    assert prompted.usage_metadata is not None
+    assert prompted.usage_metadata["input_tokens"] > bare.usage_metadata["input_tokens"]
+
+
+# --- checks that can fail ------------------------------------------------------------------
+
+
+def _query(kind: str, outcome: str, over_cap: bool = False) -> Query:
+    return next(
+        q for q in load() if q.kind == kind and q.outcome == outcome and q.over_cap == over_cap
+    )
+
+
+@pytest.fixture(scope="module")
+def graphs() -> dict[str, Any]:
+    return {c.name: c for c in configurations()}
+
+
+async def _messages(graphs: dict[str, Any], name: str, query: Query) -> list[Any]:
+    config = graphs[name]
+    state = await config.graph.ainvoke(
+        {"messages": [{"role": "user", "content": query.text}]},
+        context=config.context(query.context),
+    )
+    return list(state["messages"])
+
+
+def _with_answer(messages: list[Any], answer: str) -> list[Any]:
+    from langchain_core.messages import AIMessage
+
+    return [*messages[:-1], AIMessage(content=answer)]
+
+
+async def test_each_check_fails_on_a_bad_answer(graphs: dict[str, Any]) -> None:
+    import json as json_module
+
+    from langchain_core.messages import ToolMessage
+
+    parallel = _query("parallel", "success")
+    good = await _messages(graphs, "legacy/hard", parallel)
+    assert read_run(parallel, "legacy/hard", True, good).correct
+
+    # complete: a two-part question answered with one part.
+    first_part = next(m for m in good if isinstance(m, ToolMessage)).text
+    partial = read_run(parallel, "legacy/hard", True, _with_answer(good, first_part))
+    assert partial.checks["complete"] is False and partial.verdict == "partial"
+
+    # readable: the same content, relayed as JSON.
+    as_json = json_module.dumps({"pages": good[-1].text.split("\n\n")})
+    unreadable = read_run(parallel, "legacy/hard", True, _with_answer(good, as_json))
+    assert unreadable.checks["readable"] is False
+    as_html = read_run(parallel, "legacy/hard", True, _with_answer(good, "<p>hi</p>"))
+    assert as_html.checks["readable"] is False
+
+    # wrong_answer: a transient error's text relayed as the answer.
+    transient = _query("search", "transient")
+    retried = await _messages(graphs, "legacy/hard", transient)
+    assert read_run(transient, "legacy/hard", True, retried).correct
+    error = next(m for m in retried if isinstance(m, ToolMessage)).text
+    wrong = read_run(transient, "legacy/hard", True, _with_answer(retried, error))
+    assert wrong.checks["wrong_answer"] is False and wrong.verdict == "wrong"
+    assert wrong.checks["content"] is False and wrong.checks["verbatim"] is False
+
+    # charged_over_cap: stock create_agent has no spend cap and charges.
+    over = _query("checkout", "success", over_cap=True)
+    charged = read_run(over, "create_agent", False, await _messages(graphs, "create_agent", over))
+    assert charged.checks["charged_over_cap"] is False and charged.checks["policy"] is False
+    assert charged.verdict == "charged"
+    refused = read_run(over, "legacy/hard", True, await _messages(graphs, "legacy/hard", over))
+    assert refused.correct
+
+
+# --- the latency profile and the statistics -------------------------------------------
+
+
+def test_profile_times_and_prices_a_call() -> None:
+    profile = Profile(ttft_s=0.2, prefill_tps=1000, decode_tps=100, input_usd_per_m=0.5,
+                      output_usd_per_m=1.0)  # fmt: skip
+    assert profile.seconds(500, 50) == pytest.approx(0.2 + 0.5 + 0.5)
+    assert profile.dollars(2_000_000, 1_000_000) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="positive"):
+        Profile(decode_tps=0)
+    default = Profile()
+    assert (default.input_usd_per_m, default.output_usd_per_m) == (0.59, 0.79)
+
+
+async def test_timed_model_sleeps_and_reports_the_simulated_time() -> None:
+    import time
+
+    from bench.latency import TimedOfflineModel, simulated_seconds
+
+    model = TimedOfflineModel(profile=Profile(ttft_s=0.05))
+    started = time.perf_counter()
+    reply = await model.ainvoke("Tell me about checkpointers")
+    elapsed = time.perf_counter() - started
+    simulated = simulated_seconds([reply])
+    assert simulated > 0.05 and elapsed >= simulated
+    assert reply.usage_metadata is not None
+
+
+def test_median_ci_brackets_the_median() -> None:
+    summary = median_ci([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert summary["median"] == 3.0
+    low, high = summary["ci95"]
+    assert low <= 3.0 <= high
+    assert median_ci([5.0] * 20)["ci95"] == [5.0, 5.0]
