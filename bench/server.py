@@ -53,7 +53,7 @@ WINDOW_S = 10.0
 WARMUP_S = 3.0
 CLIENT_TIMEOUT_S = 300.0
 SERVER = "langgraph dev, CLI defaults (one run at a time), in-memory runtime"
-PROD_SERVER = "make prod: Aegra, 2 uvicorn workers, PostgreSQL and Redis on loopback"
+PROD_SERVER = "Aegra, 2 uvicorn workers, PostgreSQL and Redis on loopback"
 Kind = Literal["dev", "prod"]
 LABELS: dict[str, str] = {"dev": SERVER, "prod": PROD_SERVER}
 
