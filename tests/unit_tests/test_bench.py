@@ -280,7 +280,7 @@ def test_dev_server_runs_without_errors(result: dict[str, Any]) -> None:
 
 def test_prod_server_runs_without_errors(result: dict[str, Any]) -> None:
     prod = result["prod_server"]
-    assert prod["server"].startswith("make prod")
+    assert prod["server"].startswith("Aegra")
     assert prod["graphs"] == ["legacy", "middleware"]
     assert set(prod["modes"]) == {"threadless", "threaded"}
     served: set[str] = set()
