@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
-import math
 import random
 import statistics
 from collections.abc import Sequence
 
 
-def percentile(values: Sequence[float], q: float) -> float:
+def percentile(values: Sequence[float], q: int) -> float:
     """Return the ``q``-th percentile (0-100), linear between closest ranks.
 
+    ``statistics.quantiles(..., method="inclusive")``, with the ends and a single value
+    answered directly (``quantiles`` needs two values and gives no 0th or 100th).
+
     Raises:
-        ValueError: If ``values`` is empty or ``q`` is outside 0-100.
+        ValueError: If ``values`` is empty or ``q`` is not a whole number within 0-100.
     """
     if not values:
         msg = "percentile of an empty sequence"
         raise ValueError(msg)
-    if not 0 <= q <= 100:
-        msg = f"percentile q must be within 0-100, got {q}"
+    if type(q) is not int or not 0 <= q <= 100:
+        msg = "percentile q must be a whole number within 0-100"
         raise ValueError(msg)
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * q / 100
-    low, high = math.floor(rank), math.ceil(rank)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+    if len(values) == 1 or q in (0, 100):
+        return min(values) if q == 0 else max(values)
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
 def latency_ms(seconds: Sequence[float]) -> dict[str, float]:
