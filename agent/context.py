@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-StopMode = Literal["hard", "polish", "never"]
-ParallelPolicy = Literal["priority", "any", "all"]
+from agent.stopping.settings import MAX_LIMIT, ParallelPolicy, StopMode
+
 Outcome = Literal["success", "transient", "retryable", "fatal"]
 """A forced tool outcome; ``transient`` and ``retryable`` mean the same thing."""
 
@@ -76,7 +76,7 @@ class Context(BaseModel):
     max_retries: int = Field(
         default=2,
         ge=0,
-        le=50,
+        le=MAX_LIMIT,
         description=(
             "Transient outcomes allowed since the last user message; one more stops the run "
             "with rule 'retry_budget' and a user-safe message."
@@ -94,7 +94,7 @@ class Context(BaseModel):
     max_model_calls: int = Field(
         default=6,
         ge=1,
-        le=50,
+        le=MAX_LIMIT,
         description=(
             "Model calls allowed per user message. A tool step that would send the run back "
             "to the model past this cap stops it with rule 'model_call_limit' and a "

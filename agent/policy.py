@@ -2,8 +2,8 @@
 
 Both graphs use the same functions: ``legacy`` passes them to its ``ToolNode`` as
 ``wrap_tool_call`` / ``awrap_tool_call``; ``middleware`` wraps them in
-:class:`agent.middleware.SpendCapMiddleware`, placed before the stop middleware. A call
-that is let through runs with :func:`agent.tracing.with_artifact_metadata`, so a traced
+:class:`agent.graphs.middleware.SpendCapMiddleware`, placed before the stop middleware. A call
+that is let through runs with :func:`agent.tracing.metadata.with_artifact_metadata`, so a traced
 tool run records its sanitized artifact.
 """
 
@@ -17,11 +17,11 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from agent import contract
+from agent import stopping
 from agent.context import resolve
 from agent.tools.checkout import purchase
 from agent.tools.markdown import label
-from agent.tracing import with_artifact_metadata
+from agent.tracing.metadata import with_artifact_metadata
 
 SPEND_CAP_MESSAGE = (
     "This purchase is above the spending limit set for this assistant, so it was not "
@@ -58,7 +58,7 @@ def over_spend_cap(request: ToolCallRequest) -> ToolMessage | None:
         content=f"{label('Not purchased: ' + purchase(item, amount))}\n\n{SPEND_CAP_MESSAGE}",
         name=call["name"],
         tool_call_id=call["id"] or "",
-        artifact=contract.policy_block(policy="spend_cap", cap=context.spend_cap),
+        artifact=stopping.policy_block(policy="spend_cap", cap=context.spend_cap),
     )
 
 

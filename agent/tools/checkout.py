@@ -8,7 +8,7 @@ from typing import Any
 from langchain.tools import ToolRuntime
 from langchain_core.tools import tool
 
-from agent import contract
+from agent import stopping
 from agent.context import Context, resolve
 from agent.tools.markdown import label, plain
 from agent.tools.outcomes import draw_outcome
@@ -59,12 +59,12 @@ def checkout(item: str, amount: float, runtime: ToolRuntime[Context]) -> tuple[s
         context, runtime.state, runtime.tool_call_id, f"{item}:{amount}"
     )
     if outcome == "transient":
-        return TIMEOUT_MESSAGE, contract.transient(attempt=attempt, status=504)
+        return TIMEOUT_MESSAGE, stopping.transient(attempt=attempt, status=504)
     if outcome == "fatal":
         text = f"{label('Not purchased: ' + purchase(item, amount))}\n\n{DECLINED_MESSAGE}"
-        return text, contract.fatal(attempt=attempt, cause="card_declined")
+        return text, stopping.fatal(attempt=attempt, cause="card_declined")
     digest = hashlib.sha256(f"{context.seed}:{item}:{amount}".encode()).hexdigest()[:8]
     order_id = f"ORD-{digest.upper()}"
-    return receipt(item, amount, order_id), contract.completed(
+    return receipt(item, amount, order_id), stopping.completed(
         attempt=attempt, order_id=order_id, amount=amount
     )

@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from agent.context import Context, Outcome
-from agent.contract import invocation_index
+from agent.stopping import invocation_index
 
 DEFAULT_WEIGHTS: Mapping[Outcome, float] = {"success": 0.6, "transient": 0.25, "fatal": 0.15}
 """The outcome mix when nothing is forced."""

@@ -10,7 +10,7 @@ from typing import Any
 from langchain.tools import ToolRuntime
 from langchain_core.tools import tool
 
-from agent import contract
+from agent import stopping
 from agent.context import Context, resolve
 from agent.tools.markdown import label
 from agent.tools.outcomes import draw_outcome
@@ -86,13 +86,13 @@ def search(query: str, runtime: ToolRuntime[Context]) -> tuple[str, dict[str, An
     outcome, attempt = draw_outcome(context, runtime.state, runtime.tool_call_id, query)
     if outcome == "transient":
         message = TRANSIENT_MESSAGES[attempt % len(TRANSIENT_MESSAGES)]
-        return message, contract.transient(attempt=attempt, status=503)
+        return message, stopping.transient(attempt=attempt, status=503)
     if outcome == "fatal":
         text = f"{label(f'Could not search for “{query}”')}\n\n{UNAVAILABLE_MESSAGE}"
-        return text, contract.fatal(attempt=attempt, cause="unavailable")
+        return text, stopping.fatal(attempt=attempt, cause="unavailable")
     topic = lookup(query)
     if topic is None:
         text = f"{label(f'Nothing found for “{query}”')}\n\n{NO_MATCH_MESSAGE}"
-        return text, contract.fatal(attempt=attempt, cause="no_match")
+        return text, stopping.fatal(attempt=attempt, cause="no_match")
     page = render_page(knowledge_base()[topic])
-    return page, contract.completed(attempt=attempt, topic=topic, chars=len(page))
+    return page, stopping.completed(attempt=attempt, topic=topic, chars=len(page))

@@ -10,7 +10,7 @@ Three groups:
   changes one fails here by name: the ``Command(goto=END)`` that ``create_agent`` ignores,
   the relay-message pitfall of ``return_direct``, the ``before_model`` jump, one ``tools``
   task per tool call, artifacts kept on ``ToolMessage``, prebuilt ``return_direct``.
-- **The forced-outcome matrix** of ``agent.scenarios`` on each graph, and the model-call
+- **The forced-outcome matrix** of ``agent.client.scenarios`` on each graph, and the model-call
   cap against the default recursion limit.
 
 ``python -m tests.compat.run`` runs this file on other releases. An environment where a
@@ -26,7 +26,6 @@ import importlib
 import importlib.metadata
 import inspect
 import os
-import sys
 import types
 import warnings
 from collections.abc import Callable, Sequence
@@ -119,7 +118,7 @@ def blockers(graph: str) -> list[str]:
     if not isinstance(inspect.getattr_static(BaseMessage, "text", None), property):
         reasons.append(
             f"BaseMessage.text is a method on langchain-core {version('langchain-core')} (a "
-            "property from 1.0); agent/contract.py and agent/models.py read it as a property"
+            "property from 1.0); agent/models.py reads it as a property"
         )
     agent_blockers = create_agent_blockers()
     if graph == "middleware":
@@ -131,9 +130,9 @@ def blockers(graph: str) -> list[str]:
         )
     if not reasons:
         try:
-            importlib.import_module(f"agent.{graph}")
+            importlib.import_module(f"agent.graphs.{graph}")
         except Exception as error:  # anything else that stops the module: name it
-            reasons.append(f"import agent.{graph} failed: {type(error).__name__}: {error}")
+            reasons.append(f"import agent.graphs.{graph} failed: {type(error).__name__}: {error}")
     return reasons
 
 
@@ -158,22 +157,14 @@ def require_create_agent() -> None:
 
 
 def load_contract() -> types.ModuleType:
-    """Import ``agent.contract`` even where ``agent/__init__`` cannot import the graphs."""
-    try:
-        return importlib.import_module("agent.contract")
-    except ImportError:
-        for name in [m for m in sys.modules if m == "agent" or m.startswith("agent.")]:
-            del sys.modules[name]
-        package = types.ModuleType("agent")
-        package.__path__ = [str(ROOT / "agent")]
-        sys.modules["agent"] = package  # the package without its __init__: no graphs
-        return importlib.import_module("agent.contract")
+    """Import the stop core, ``agent.stopping``: importing it builds no graph."""
+    return importlib.import_module("agent.stopping")
 
 
 @pytest.mark.parametrize("graph", GRAPHS)
 def test_the_graph_can_run_on_these_versions(graph: str) -> None:
     require_graph(graph)
-    module = importlib.import_module(f"agent.{graph}")
+    module = importlib.import_module(f"agent.graphs.{graph}")
     nodes = {
         "legacy": {"agent", "tools", "finalize"},
         "middleware": {"model", "tools", "stop_on_artifact.before_model"},
@@ -182,7 +173,7 @@ def test_the_graph_can_run_on_these_versions(graph: str) -> None:
 
 
 def test_the_contract_runs_on_these_versions() -> None:
-    """agent.contract needs only langchain-core messages and pydantic: it runs anywhere."""
+    """agent.stopping needs only langchain-core messages and pydantic: it runs anywhere."""
     contract = load_contract()
     context = importlib.import_module("agent.context").Context(model="offline")
     call = {"name": "search", "args": {}, "id": "c0", "type": "tool_call"}
@@ -364,8 +355,8 @@ def test_pin_create_agent_runs_each_tool_call_as_its_own_tools_task() -> None:
     path = [node for update in graph.stream(user(), stream_mode="updates") for node in update]
     hook = "Watch.before_model"
     assert path == [hook, "model", "tools", "tools", hook, "model"], (
-        f"On {versions()} two tool calls in one turn gave the path {path}; agent/scenarios.py "
-        "expects one `tools` update per call and one hook run after both"
+        f"On {versions()} two tool calls in one turn gave the path {path}; "
+        "agent/client/scenarios.py expects one `tools` update per call and one hook run after both"
     )
 
 
@@ -516,7 +507,7 @@ def run_graph(graph_name: str, text: str, context: dict[str, Any]) -> Any:
 @pytest.mark.parametrize("graph", GRAPHS)
 def test_forced_outcome_matrix(graph: str) -> None:
     require_graph(graph)
-    from agent.scenarios import SCENARIOS
+    from agent.client.scenarios import SCENARIOS
 
     mismatches = []
     for scenario in SCENARIOS:
@@ -533,7 +524,7 @@ def test_forced_outcome_matrix(graph: str) -> None:
 def test_the_largest_model_call_cap_fits_the_default_recursion_limit(graph: str) -> None:
     require_graph(graph)
     from agent.context import Context
-    from agent.contract import MODEL_CALL_LIMIT_MESSAGE
+    from agent.stopping import MODEL_CALL_LIMIT_MESSAGE
 
     field = Context.model_fields["max_model_calls"]
     ceiling = int(next(m.le for m in field.metadata if hasattr(m, "le")))

@@ -16,10 +16,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from agent.contract import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
-from agent.legacy import build_legacy
-from agent.middleware import build_middleware
-from agent.scenarios import Scenario
+from agent.client.scenarios import Scenario
+from agent.graphs.legacy import build_legacy
+from agent.graphs.middleware import build_middleware
+from agent.stopping import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
 from tests.support.dev_server import DevServer, dev_server
 
 HERE = __file__.rsplit("/", 1)[0]

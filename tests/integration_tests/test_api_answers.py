@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from langgraph_sdk.client import LangGraphClient
 
-from agent.contract import ANSWER_SEPARATOR, RETRY_BUDGET_MESSAGE
+from agent.client.scenarios import GRAPHS
 from agent.policy import SPEND_CAP_MESSAGE
-from agent.scenarios import GRAPHS
+from agent.stopping import ANSWER_SEPARATOR, RETRY_BUDGET_MESSAGE
 from tests.integration_tests.conftest import current_turn, model_messages, text, user_input
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from langgraph_sdk.client import LangGraphClient
 
-from agent.scenarios import GRAPHS
+from agent.client.scenarios import GRAPHS
 from tests.integration_tests.conftest import user_input
 
 SUCCESS = {"force_outcome": "success"}

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 
-from agent.scenarios import GRAPHS, SCENARIOS
-from agent.tracing import STOP_KEYS, TOTAL_KEYS
+from agent.client.scenarios import GRAPHS, SCENARIOS
+from agent.tracing.metadata import STOP_KEYS, TOTAL_KEYS
 from tests.support.dev_server import CONFIG, ROOT, dev_server
 from tests.support.fake_groq import FakeGroq
 from tests.support.langsmith_collector import LangSmithCollector
@@ -56,8 +56,8 @@ from typing import Any
 
 from langchain_core.tools import tool
 
-from agent.legacy import build_legacy
-from agent.middleware import build_middleware
+from agent.graphs.legacy import build_legacy
+from agent.graphs.middleware import build_middleware
 from agent.tools import TOOLS
 
 

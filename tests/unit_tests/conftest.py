@@ -9,10 +9,10 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.contract import turn_start
-from agent.legacy import build_legacy
-from agent.middleware import build_middleware
-from agent.scenarios import MODEL_NODES
+from agent.client.scenarios import MODEL_NODES
+from agent.graphs.legacy import build_legacy
+from agent.graphs.middleware import build_middleware
+from agent.stopping import turn_start
 from agent.tools import TOOLS
 
 

@@ -16,10 +16,15 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agent.context import Context
 from agent.models import OfflineChatModel, parse_buy
-from agent.redaction import redact, sanitize_artifacts
-from agent.sanitize import is_sensitive_key, looks_secret, sanitize_artifact, scrub_metadata
 from agent.tools import TOOLS
 from agent.tools.search import lookup
+from agent.tracing.allowlist import (
+    is_sensitive_key,
+    looks_secret,
+    sanitize_artifact,
+    scrub_metadata,
+)
+from agent.tracing.redaction import redact, sanitize_artifacts
 
 MB = 1_000_000
 BOUND_SECONDS = 1.0

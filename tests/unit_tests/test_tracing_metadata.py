@@ -19,11 +19,11 @@ import pytest
 from langchain_core.messages import BaseMessage, message_to_dict
 from langsmith.env import get_langchain_env_var_metadata
 
-from agent.sanitize import sanitize_artifact
-from agent.scenarios import GRAPHS, SCENARIOS, STOP_NODE, Scenario, by_name
+from agent.client.scenarios import GRAPHS, SCENARIOS, STOP_NODE, Scenario, by_name
 from agent.tools import TOOLS
-from agent.trace_client import trace_client
-from agent.tracing import STOP_KEYS, TAG_PREFIX, TOTAL_KEYS
+from agent.tracing.allowlist import sanitize_artifact
+from agent.tracing.client import trace_client
+from agent.tracing.metadata import STOP_KEYS, TAG_PREFIX, TOTAL_KEYS
 from tests.support.extra_tools import artifact_tool, plain, raiser
 from tests.support.langsmith_collector import LangSmithCollector
 from tests.unit_tests.conftest import Observed, build, run

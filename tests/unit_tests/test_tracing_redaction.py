@@ -17,20 +17,20 @@ from langchain_core.tracers.langchain import get_client
 from langsmith.env import get_langchain_env_var_metadata
 from langsmith.utils import get_env_var
 
-import agent.trace_client as trace_client_module
-from agent.redaction import (
+import agent.tracing.client as trace_client_module
+from agent.tracing.client import (
+    RedactingClient,
+    configure_tracing,
+    trace_client,
+    tracing_requested,
+)
+from agent.tracing.redaction import (
     ENV_VAR,
     REDACTED,
     redact,
     redact_error,
     redaction_enabled,
     sanitize_artifacts,
-)
-from agent.trace_client import (
-    RedactingClient,
-    configure_tracing,
-    trace_client,
-    tracing_requested,
 )
 from tests.support.langsmith_collector import LangSmithCollector
 from tests.unit_tests.conftest import build, run

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent import contract
-from agent.sanitize import (
+from agent import stopping
+from agent.tracing.allowlist import (
     MAX_FIELDS,
     MAX_STRING_CHARS,
     is_sensitive_key,
@@ -115,11 +115,11 @@ def test_ordinary_keys(key: str) -> None:
 
 def test_contract_artifacts_pass_unchanged() -> None:
     for artifact in (
-        contract.completed(attempt=1, topic="checkpointer", chars=3631),
-        contract.transient(attempt=0, status=503),
-        contract.fatal(attempt=0, cause="card_declined"),
-        contract.policy_block(policy="spend_cap", cap=500.0),
-        contract.completed(attempt=0, order_id="ORD-1A714A15", amount=40.0),
+        stopping.completed(attempt=1, topic="checkpointer", chars=3631),
+        stopping.transient(attempt=0, status=503),
+        stopping.fatal(attempt=0, cause="card_declined"),
+        stopping.policy_block(policy="spend_cap", cap=500.0),
+        stopping.completed(attempt=0, order_id="ORD-1A714A15", amount=40.0),
     ):
         assert sanitize_artifact(artifact) == artifact
 

@@ -7,7 +7,7 @@
 
 The first form streams one run (``stream_mode=["updates", "custom"]``) and prints each
 ``stop_decision`` event as it arrives, then the answer, the node path and the model-call
-count. ``check`` runs the whole forced-outcome matrix (:data:`agent.scenarios.SCENARIOS`)
+count. ``check`` runs the whole forced-outcome matrix (:data:`agent.client.scenarios.SCENARIOS`)
 against the server and prints expected versus observed per graph.
 
 The server URL comes from ``--url``, else ``LANGGRAPH_URL``, else ``http://127.0.0.1:2024``
@@ -26,14 +26,14 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TextIO, get_args
+from typing import Any, Literal, TextIO, get_args, get_origin
 
 import httpx
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from agent.context import Outcome, ParallelPolicy, StopMode
-from agent.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario
+from agent.client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario
+from agent.context import Context, Outcome
 
 DEFAULT_URL = "http://127.0.0.1:2024"
 URL_ENV = "LANGGRAPH_URL"
@@ -283,7 +283,7 @@ def expected_summary(scenario: Scenario, graph: str) -> RunSummary:
     """Return what ``scenario`` must show on ``graph``, read from the scenario table.
 
     Args:
-        scenario: A row of :data:`agent.scenarios.SCENARIOS`.
+        scenario: A row of :data:`agent.client.scenarios.SCENARIOS`.
         graph: ``legacy`` or ``middleware``.
 
     Returns:
@@ -453,22 +453,33 @@ def run_parser() -> argparse.ArgumentParser:
     _add_url_flag(parser)
     parser.add_argument("--graph", choices=GRAPHS, default="legacy", help="default: legacy")
     parser.add_argument("--thread-id", help="continue this thread (default: a new one)")
-    parser.add_argument("--model", help="'offline' or a provider:model string")
-    parser.add_argument("--stop-mode", choices=get_args(StopMode))
-    parser.add_argument(
-        "--force-outcome",
-        type=_outcomes,
-        action="append",
-        metavar="OUTCOME[,OUTCOME...]",
-        help="force tool outcomes in call order (repeatable or comma list): "
-        + ", ".join(get_args(Outcome)),
-    )
-    parser.add_argument("--parallel-policy", choices=get_args(ParallelPolicy))
-    parser.add_argument("--max-retries", type=int)
-    parser.add_argument("--spend-cap", type=float)
-    parser.add_argument("--max-model-calls", type=int)
-    parser.add_argument("--seed", type=int)
+    _add_context_flags(parser)
     return parser
+
+
+def _add_context_flags(parser: argparse.ArgumentParser) -> None:
+    """Add one flag per ``Context`` field, so a new field gets its flag with no edit here."""
+    for name, info in Context.model_fields.items():
+        flag = "--" + name.replace("_", "-")
+        if name == "force_outcome":
+            parser.add_argument(
+                flag,
+                type=_outcomes,
+                action="append",
+                metavar="OUTCOME[,OUTCOME...]",
+                help="force tool outcomes in call order (repeatable or comma list): "
+                + ", ".join(get_args(Outcome)),
+            )
+            continue
+        annotation = info.annotation
+        choices = get_args(annotation) if get_origin(annotation) is Literal else None
+        first = (info.description or "").split(". ")[0].rstrip(".")
+        if annotation is int:
+            parser.add_argument(flag, type=int, help=first or None)
+        elif annotation is float:
+            parser.add_argument(flag, type=float, help=first or None)
+        else:
+            parser.add_argument(flag, choices=choices, help=first or None)
 
 
 def check_parser() -> argparse.ArgumentParser:
@@ -476,7 +487,7 @@ def check_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m agent.client check",
         description=(
-            "Run the forced-outcome matrix (agent/scenarios.py) against a server and print "
+            "Run the forced-outcome matrix (agent/client/scenarios.py) against a server and print "
             "expected versus observed per graph. Exits 1 on any mismatch."
         ),
     )
@@ -515,15 +526,9 @@ def context_from(args: argparse.Namespace) -> dict[str, Any]:
     if args.force_outcome:
         outcomes = [value for group in args.force_outcome for value in group]
         context["force_outcome"] = outcomes[0] if len(outcomes) == 1 else outcomes
-    for name in (
-        "model",
-        "stop_mode",
-        "parallel_policy",
-        "max_retries",
-        "spend_cap",
-        "max_model_calls",
-        "seed",
-    ):
+    for name in Context.model_fields:
+        if name == "force_outcome":
+            continue
         value = getattr(args, name)
         if value is not None:
             context[name] = value

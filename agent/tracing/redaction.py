@@ -11,7 +11,7 @@ what it receives: they build new containers.
   every other string or number with :data:`REDACTED`: message text, tool-call arguments,
   tool inputs, anything unknown.
 - :func:`sanitize_artifacts` (``AGENT_REDACT_TRACES=false``) keeps content for local
-  debugging and only passes artifacts through :func:`agent.sanitize.sanitize_artifact`.
+  debugging and only passes artifacts through :func:`agent.tracing.allowlist.sanitize_artifact`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
-from agent.sanitize import looks_secret, sanitize_artifact
+from agent.tracing.allowlist import looks_secret, sanitize_artifact
 
 REDACTED = "[redacted]"
 """What replaces message text, tool-call arguments and any other string in a redacted trace."""

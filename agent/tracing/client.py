@@ -16,8 +16,8 @@ from typing import Any
 import langsmith
 from langchain_core.tracers.langchain import get_client
 
-from agent.redaction import redact, redact_error, redaction_enabled, sanitize_artifacts
-from agent.sanitize import scrub_metadata
+from agent.tracing.allowlist import scrub_metadata
+from agent.tracing.redaction import redact, redact_error, redaction_enabled, sanitize_artifacts
 
 TRACING_VARS = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2")
 """Any of these set to ``true`` turns tracing on (as in langsmith itself)."""

@@ -29,8 +29,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langsmith import RunTree
 from langsmith.run_helpers import get_current_run_tree
 
-from agent.contract import StopDecision, turn_start
-from agent.sanitize import sanitize_artifact
+from agent.stopping import StopDecision, turn_start
+from agent.tracing.allowlist import sanitize_artifact
 
 STOP_KEYS: tuple[str, ...] = (
     "stop_action",
@@ -255,3 +255,28 @@ def with_artifact_metadata(request: ToolCallRequest) -> ToolCallRequest:
     if request.tool is None or get_current_run_tree() is None:
         return request
     return request.override(tool=traced_tool(request.tool))
+
+
+def trace_decision(decision: StopDecision, messages: Sequence[BaseMessage]) -> None:
+    """Put a tool step's decision on the run that decided and on the root run, if traced.
+
+    The stop core's ``on_decision`` hook in both graphs: the current run gets the
+    ``stop_*`` metadata and the tag ``stop:<rule>``, and the root run the decision and the
+    run's totals so far.
+
+    Args:
+        decision: The decision of one tool step.
+        messages: The messages it was decided from, ending with the tool step.
+    """
+    annotate_decision(decision, messages)
+    record_run(messages, decision)
+
+
+def trace_model_call(messages: Sequence[BaseMessage], decision: StopDecision | None) -> None:
+    """After a model call, put the run's totals so far on the root run, if traced.
+
+    Args:
+        messages: The messages including the model's reply.
+        decision: The latest tool step's decision this turn, or None if no tool ran.
+    """
+    record_run(messages, decision)

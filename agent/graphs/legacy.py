@@ -2,13 +2,14 @@
 
 ::
 
-    START -> agent -> should_continue -> tools | END
+    START -> agent -> tools_condition -> tools | END
              tools -> route_after_tools -> agent | finalize
              finalize -> END
 
-``tools`` runs a ``ToolNode`` (with the spend-cap policy around every call), then asks
-:func:`agent.contract.decide` about the step and checkpoints the answer under
-``stop_decision``. ``finalize`` makes no model call: it relays the chosen tool's content.
+``tools`` runs a ``ToolNode`` (with the spend-cap policy around every call), then asks the
+core's :class:`~agent.stopping.graph.StopRouter` about the step, which checkpoints the
+decision under ``stop_decision``. ``finalize`` makes no model call: it relays the settled
+tools' content.
 """
 
 from __future__ import annotations
@@ -16,24 +17,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.prebuilt import ToolNode
+from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
 
-from agent.commands import checked
 from agent.context import Context, resolve
-from agent.contract import decide, final_text, is_hard_stop
+from agent.graphs.commands import checked
 from agent.models import load_model
-from agent.observe import publish, record_model_call
 from agent.policy import aenforce_spend_cap, enforce_spend_cap, tool_error_content
-from agent.state import InputState, State, require_messages
+from agent.state import InputState, State
+from agent.stopping.graph import StopRouter
+from agent.stopping.state import require_messages
 from agent.tools import TOOLS
-from agent.trace_client import configure_tracing
+from agent.tracing.client import configure_tracing
+from agent.tracing.metadata import trace_decision, trace_model_call
 
 
 def build_legacy(
@@ -54,6 +56,7 @@ def build_legacy(
         wrap_tool_call=enforce_spend_cap,
         awrap_tool_call=aenforce_spend_cap,
     )
+    router = StopRouter(on_decision=trace_decision)  # settings come from each run's Context
 
     async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Call the model; with tools bound unless a polish stop is pending."""
@@ -68,7 +71,7 @@ def build_legacy(
         model = load_model(context.model)
         runnable = model if polishing else model.bind_tools(list(tools))
         update["messages"] = [await runnable.ainvoke(messages)]
-        record_model_call([*messages, *update["messages"]], decision)
+        trace_model_call([*messages, *update["messages"]], decision)
         return update
 
     async def tools_step(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -76,37 +79,21 @@ def build_legacy(
         context = resolve(runtime.context)
         result = await tool_node.ainvoke(state, get_config())
         new_messages = result["messages"]
-        step = [*state["messages"], *new_messages]
-        decision = decide(step, context)
-        publish(decision, step)
-        return {"messages": new_messages, "stop_decision": decision}
-
-    def finalize(state: State) -> dict[str, Any]:
-        """Relay the chosen tool's content verbatim as the answer. No model call."""
-        decision = state.get("stop_decision")
-        if decision is None:
-            msg = "finalize reached without a stop decision"
-            raise RuntimeError(msg)
-        return {"messages": [AIMessage(content=final_text(decision, state["messages"]))]}
-
-    def should_continue(state: State) -> Literal["tools", "__end__"]:
-        """Go to tools when the model asked for any; otherwise the run is over."""
-        last = state["messages"][-1]
-        return "tools" if isinstance(last, AIMessage) and last.tool_calls else "__end__"
+        return {
+            "messages": new_messages,
+            **router.after_tools([*state["messages"], *new_messages], context),
+        }
 
     def route_after_tools(state: State, runtime: Runtime[Context]) -> Literal["agent", "finalize"]:
         """Finalize on a hard stop; otherwise (continue, or polish) back to the model."""
-        decision = state.get("stop_decision")
-        if decision is not None and is_hard_stop(decision, resolve(runtime.context)):
-            return "finalize"
-        return "agent"
+        return router.route_after_tools(state, resolve(runtime.context))
 
     builder = StateGraph(State, context_schema=Context, input_schema=InputState)
     builder.add_node("agent", agent)
     builder.add_node("tools", tools_step)
-    builder.add_node("finalize", finalize)
+    builder.add_node("finalize", router.finalize)
     builder.add_edge(START, "agent")
-    builder.add_conditional_edges("agent", should_continue, {"tools": "tools", END: END})
+    builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
     builder.add_conditional_edges(
         "tools", route_after_tools, {"agent": "agent", "finalize": "finalize"}
     )
