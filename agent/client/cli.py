@@ -164,6 +164,34 @@ def _refusal(exc: httpx.HTTPStatusError) -> RunFailedError:
     return RunFailedError(f"the server refused the run ({exc.response.status_code}): {detail}")
 
 
+def _read(
+    part: Any, seen: Observation, on_decision: Callable[[dict[str, Any]], None] | None
+) -> None:
+    """Take one streamed part into the observation; raise on an error event."""
+    data = part.data
+    if part.event == "updates" and isinstance(data, dict):
+        seen.path.extend(str(node) for node in data)
+    elif part.event == "custom" and isinstance(data, dict) and "stop_decision" in data:
+        seen.decisions.append(data["stop_decision"])
+        if on_decision is not None:
+            on_decision(data["stop_decision"])
+    elif part.event == "error":
+        error = data if isinstance(data, dict) else {"message": data}
+        msg = f"run failed: {error.get('error', 'error')}: {error.get('message', '')}"
+        raise RunFailedError(msg)
+
+
+def _raise_if_failed(joined: object, run: Any) -> None:
+    """Raise :class:`RunFailedError` for a finished run that failed, with the server's error."""
+    error = joined.get("__error__") if isinstance(joined, dict) else None
+    status = run.get("status") if isinstance(run, dict) else None
+    if error is None and status not in ("error", "timeout"):
+        return
+    error = error if isinstance(error, dict) else {"error": status or "error"}
+    msg = f"run failed: {error.get('error', 'error')}: {error.get('message', '')}"
+    raise RunFailedError(msg)
+
+
 async def stream_run(
     client: LangGraphClient,
     graph: str,
@@ -172,6 +200,7 @@ async def stream_run(
     *,
     thread_id: str | None = None,
     on_decision: Callable[[dict[str, Any]], None] | None = None,
+    replay: bool = False,
 ) -> Observation:
     """Stream one run on a thread and return what it showed.
 
@@ -182,6 +211,10 @@ async def stream_run(
         context: The run's context (any :class:`agent.context.Context` fields).
         thread_id: Continue this thread; a new thread when None.
         on_decision: Called with each ``stop_decision`` event as it arrives.
+        replay: Start the run in the background, wait for it, then replay its whole
+            stored stream. A stream attached as a run starts can miss the run's first
+            events on a server whose workers start runs before the stream is subscribed
+            (Aegra, under load); a finished run's stored stream cannot.
 
     Returns:
         The observation, with the thread's state after the run.
@@ -193,24 +226,20 @@ async def stream_run(
         if thread_id is None:
             thread_id = str((await client.threads.create())["thread_id"])
         seen = Observation(graph=graph, thread_id=thread_id)
-        async for part in client.runs.stream(
-            thread_id,
-            graph,
-            input=user_input(query),
-            context=context,
-            stream_mode=STREAM_MODES,
-        ):
-            data = part.data
-            if part.event == "updates" and isinstance(data, dict):
-                seen.path.extend(str(node) for node in data)
-            elif part.event == "custom" and isinstance(data, dict) and "stop_decision" in data:
-                seen.decisions.append(data["stop_decision"])
-                if on_decision is not None:
-                    on_decision(data["stop_decision"])
-            elif part.event == "error":
-                error = data if isinstance(data, dict) else {"message": data}
-                msg = f"run failed: {error.get('error', 'error')}: {error.get('message', '')}"
-                raise RunFailedError(msg)
+        request: dict[str, Any] = {
+            "input": user_input(query),
+            "context": context,
+            "stream_mode": STREAM_MODES,
+        }
+        if replay:
+            run = await client.runs.create(thread_id, graph, stream_resumable=True, **request)
+            joined = await client.runs.join(thread_id, run["run_id"])
+            _raise_if_failed(joined, await client.runs.get(thread_id, run["run_id"]))
+            parts = client.runs.join_stream(thread_id, run["run_id"], last_event_id="-1")
+        else:
+            parts = client.runs.stream(thread_id, graph, **request)
+        async for part in parts:
+            _read(part, seen, on_decision)
         state = await client.threads.get_state(thread_id)
     except httpx.HTTPStatusError as exc:
         raise _refusal(exc) from exc
@@ -350,7 +379,7 @@ async def check(
         want = expected_summary(scenario, graph)
         async with gate:
             try:
-                seen = await stream_run(client, graph, scenario.query, context)
+                seen = await stream_run(client, graph, scenario.query, context, replay=True)
             except RunFailedError as exc:
                 return CheckRow(graph, scenario.name, want, None, compare, error=str(exc))
         return CheckRow(graph, scenario.name, want, summarize(seen), compare)
