@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.config import get_config
 from langgraph.graph import START, StateGraph
 from langgraph.pregel.remote import RemoteGraph
 from langgraph.runtime import Runtime
@@ -46,11 +47,9 @@ def direct(remote: RemoteGraph, **compile_args: Any) -> Any:
 def through_function(remote: RemoteGraph, *, pass_config: bool = False) -> Any:
     """A function node that hands the parent's context to the remote graph."""
 
-    async def call_remote(
-        state: Parent, config: RunnableConfig, runtime: Runtime[Context]
-    ) -> dict[str, Any]:
+    async def call_remote(state: Parent, runtime: Runtime[Context]) -> dict[str, Any]:
         if pass_config:
-            result = await remote.ainvoke(state, config, context=runtime.context)
+            result = await remote.ainvoke(state, get_config(), context=runtime.context)
         else:
             result = await remote.ainvoke(state, context=runtime.context)
         assert isinstance(result, dict)
@@ -122,7 +121,9 @@ async def test_a_remote_graph_node_runs_on_the_parents_thread_id(
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
     await parent.ainvoke(user_input(QUESTION), config)
     remote_thread = await client.threads.get(thread_id)  # created on the server, same id
-    assert remote_thread["values"]["stop_decision"]["action"] == "stop"
+    values = remote_thread["values"]
+    assert isinstance(values, dict)
+    assert values["stop_decision"]["action"] == "stop"
     # A thread id the server cannot read as a UUID fails the parent's run.
     with pytest.raises(BadRequestError, match="UUID"):
         await parent.ainvoke(user_input(QUESTION), {"configurable": {"thread_id": "chat-1"}})
