@@ -85,12 +85,13 @@ def test_langgraph_dockerfile_builds(tmp_path: Path) -> None:
     assert "agent.graphs.middleware:graph" in text
 
 
-def test_readme_benchmark_tables_come_from_latest_json() -> None:
-    from bench.report import readme_block
+def test_bench_readme_tables_come_from_latest_json() -> None:
+    from bench.report import README, readme_block
 
+    assert README == ROOT / "bench" / "README.md"
     result = json.loads((ROOT / "bench" / "results" / "latest.json").read_text("utf-8"))
-    readme = (ROOT / "README.md").read_text("utf-8")
-    assert readme_block(result) in readme, "run `make bench` to refresh README and results"
+    readme = README.read_text("utf-8")
+    assert readme_block(result) in readme, "run `make bench` to refresh bench/README.md"
 
 
 def test_dev_server_refuses_an_env_file_that_reaches_real_services(tmp_path: Path) -> None:
