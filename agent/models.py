@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import json
+import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
@@ -36,6 +38,9 @@ _DIRECT = re.compile(r"^\s*(?P<tool>[A-Za-z_][\w-]*):\s*(?P<text>.*)$", re.S)
 _TAGS = re.compile(r"<[^<>]+>")  # [^>]+ would rescan "<<<<..." from every "<"
 ANSWER_CHARS = 280
 """Longest tool excerpt the offline model quotes in an answer."""
+
+_COUNTS_TOOLS = "tools" in inspect.signature(count_tokens_approximately).parameters
+"""langchain-core 1.x counts bound tool schemas itself; 0.3 counts messages only."""
 
 
 def parse_buy(text: str) -> tuple[str, float] | None:
@@ -102,7 +107,13 @@ def billed_input_tokens(
     Returns:
         The approximate input tokens: messages plus bound tool schemas.
     """
-    return count_tokens_approximately(messages, tools=list(tools) or None)
+    if not tools:
+        return count_tokens_approximately(messages)
+    if _COUNTS_TOOLS:
+        return count_tokens_approximately(messages, tools=list(tools))
+    # langchain-core 0.3: count a schema dict as 1.x does, its JSON at 4 characters a token.
+    schema_chars = sum(len(json.dumps(tool)) for tool in tools)
+    return count_tokens_approximately(messages) + math.ceil(schema_chars / 4)
 
 
 class OfflineChatModel(BaseChatModel):
