@@ -12,9 +12,9 @@ Each environment is a throwaway virtualenv made with ``uv venv`` + ``uv pip inst
 The project goes in with ``uv pip install -e . --no-deps``; its other dependencies come
 from ``pyproject.toml`` (minus the dev server, which no test here starts). Then pytest
 runs ``tests/compat/test_characterization.py`` (and ``tests/unit_tests/test_matrix.py``,
-which builds both graphs, where both can run) inside the environment. A table of versions, results and the
-reasons a graph cannot run closes the output; the exit status is non-zero if any test
-failed.
+which builds both graphs, where both can run) inside the environment. A table of versions,
+results and the reasons a graph cannot run closes the output; the exit status is non-zero
+if any test failed.
 
 Usage: ``python -m tests.compat.run [--only NAME ...] [--keep]``.
 """
