@@ -407,14 +407,9 @@ def hand_built_router(search: BaseTool, contract: types.ModuleType, context: Any
         return "finalize" if decision["action"] == "stop" else "agent"
 
     def finalize(state: MessagesState) -> dict[str, Any]:
-        # The chosen tool's content, verbatim (final_text needs langchain-core 1.x).
+        # The settled tools' content, verbatim, composed by the core.
         decision = contract.decide(state["messages"], context)
-        chosen = next(
-            m
-            for m in state["messages"]
-            if isinstance(m, ToolMessage) and m.tool_call_id == decision["tool_call_id"]
-        )
-        return {"messages": [AIMessage(content=chosen.content)]}
+        return {"messages": [AIMessage(content=contract.final_text(decision, state["messages"]))]}
 
     builder = StateGraph(MessagesState)
     builder.add_node("agent", agent)
