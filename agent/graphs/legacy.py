@@ -88,10 +88,11 @@ def build_legacy(
     async def tools_step(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Refuse over-cap calls, run the others, then decide from their artifacts."""
         context = resolve(runtime.context)
-        issued = state["messages"][-1]
-        if not isinstance(issued, AIMessage):
-            msg = "the tools node runs after an AIMessage with tool calls"
-            raise TypeError(msg)
+        # The calls of the latest AIMessage, as ToolNode itself would pick them.
+        issued = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
+        if issued is None:
+            msg = "No AIMessage found in input"  # ToolNode's own error for this state
+            raise ValueError(msg)
         refusals = [spend_cap_refusal(call, context) for call in issued.tool_calls]
         allowed = [c for c, r in zip(issued.tool_calls, refusals, strict=True) if r is None]
         ran: list[ToolMessage] = []
