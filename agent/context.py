@@ -10,6 +10,7 @@ import os
 import re
 from typing import Any, Literal
 
+from langgraph.runtime import get_runtime
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agent.stopping.settings import MAX_LIMIT, ParallelPolicy, StopMode
@@ -159,3 +160,19 @@ def resolve(context: Context | dict[str, Any] | None) -> Context:
     if isinstance(context, Context):
         return context
     return Context.model_validate(context)
+
+
+def run_context() -> Context:
+    """Return the current run's validated Context, from inside a node or a tool.
+
+    Reads ``langgraph.runtime.get_runtime()``, which langgraph 0.6 and 1.x both provide, so
+    a tool needs no ``ToolRuntime`` (langchain 1.x only) to see the run's settings.
+
+    Returns:
+        The run's Context; the defaults when the run was started without one.
+
+    Raises:
+        RuntimeError: If called outside a graph run.
+        pydantic.ValidationError: If a field has a bad value; the error names it.
+    """
+    return resolve(get_runtime(Context).context)

@@ -6,10 +6,12 @@
              tools -> route_after_tools -> agent | finalize
              finalize -> END
 
-``tools`` runs a ``ToolNode`` (with the spend-cap policy around every call), then asks the
-core's :class:`~agent.stopping.graph.StopRouter` about the step, which checkpoints the
-decision under ``stop_decision``. ``finalize`` makes no model call: it relays the settled
-tools' content.
+``tools`` refuses each call the spend-cap policy blocks, runs a ``ToolNode`` on the others
+(in the order the model issued them), then asks the core's
+:class:`~agent.stopping.graph.StopRouter` about the step, which checkpoints the decision
+under ``stop_decision``. ``finalize`` makes no model call: it relays the settled tools'
+content. Nothing here needs langgraph or langchain 1.x: the graph builds and runs on
+langgraph 0.6.6 with langchain-core 0.3 (``make compat``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
@@ -29,13 +31,21 @@ from langgraph.types import Checkpointer
 from agent.context import Context, resolve
 from agent.graphs.commands import checked
 from agent.models import load_model
-from agent.policy import aenforce_spend_cap, enforce_spend_cap, tool_error_content
+from agent.policy import spend_cap_refusal, tool_error_content
 from agent.state import InputState, State
 from agent.stopping.graph import StopRouter
 from agent.stopping.state import require_messages
 from agent.tools import TOOLS
 from agent.tracing.client import configure_tracing
-from agent.tracing.metadata import trace_decision, trace_model_call
+from agent.tracing.metadata import trace_decision, trace_model_call, traced_tool
+
+CALLS_TO_RUN = "calls_to_run"
+"""Where the tools node hands ``ToolNode`` the calls the policy let through.
+
+``ToolNode`` runs the tool calls of the last AIMessage under its ``messages_key``; the tools
+read ``messages`` (``InjectedState``), which keeps the model's AIMessage unchanged, so each
+call's position this turn (``invocation_index``) is the one the model gave it.
+"""
 
 
 def build_legacy(
@@ -50,11 +60,12 @@ def build_legacy(
     Returns:
         The compiled graph.
     """
+    # ToolNode's wrap_tool_call is langgraph 1.x only: the policy runs in tools_step, and
+    # each tool is a traced copy whose own run records its sanitized artifact.
     tool_node = ToolNode(
-        list(tools),
+        [traced_tool(tool) for tool in tools],
         handle_tool_errors=tool_error_content,
-        wrap_tool_call=enforce_spend_cap,
-        awrap_tool_call=aenforce_spend_cap,
+        messages_key=CALLS_TO_RUN,
     )
     router = StopRouter(on_decision=trace_decision)  # settings come from each run's Context
 
@@ -75,10 +86,22 @@ def build_legacy(
         return update
 
     async def tools_step(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Run the tool calls, then decide from their artifacts."""
+        """Refuse over-cap calls, run the others, then decide from their artifacts."""
         context = resolve(runtime.context)
-        result = await tool_node.ainvoke(state, get_config())
-        new_messages = result["messages"]
+        # The calls of the latest AIMessage, as ToolNode itself would pick them.
+        issued = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
+        if issued is None:
+            msg = "No AIMessage found in input"  # ToolNode's own error for this state
+            raise ValueError(msg)
+        refusals = [spend_cap_refusal(call, context) for call in issued.tool_calls]
+        allowed = [c for c, r in zip(issued.tool_calls, refusals, strict=True) if r is None]
+        ran: list[ToolMessage] = []
+        if allowed:
+            calls = issued.model_copy(update={"tool_calls": allowed})
+            result = await tool_node.ainvoke({**state, CALLS_TO_RUN: [calls]}, get_config())
+            ran = result[CALLS_TO_RUN]
+        results = iter(ran)
+        new_messages = [next(results) if r is None else r for r in refusals]
         return {
             "messages": new_messages,
             **router.after_tools([*state["messages"], *new_messages], context),
