@@ -13,7 +13,7 @@ from pathlib import Path
 from agent.graphs.legacy import graph as legacy
 from agent.graphs.middleware import graph as middleware
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def mermaid() -> dict[str, str]:

@@ -41,7 +41,7 @@ from typing import Any
 
 from agent.client.devserver import free_port
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "aegra.json"
 """Aegra's config: the graph ids, graphs and auth of ``langgraph.json``, as file paths."""
 STATE = ROOT / ".prod"
