@@ -7,24 +7,25 @@ import statistics
 from collections.abc import Sequence
 
 
-def percentile(values: Sequence[float], q: int) -> float:
-    """Return the ``q``-th percentile (0-100), linear between closest ranks.
+def percentile(values: Sequence[float], q: float) -> float:
+    """Return the ``q``-th percentile (0-100, in steps of 0.1), linear between closest ranks.
 
-    ``statistics.quantiles(..., method="inclusive")``, with the ends and a single value
-    answered directly (``quantiles`` needs two values and gives no 0th or 100th).
+    ``statistics.quantiles(..., n=1000, method="inclusive")``, with the ends and a single
+    value answered directly (``quantiles`` needs two values and gives no 0th or 100th).
 
     Raises:
-        ValueError: If ``values`` is empty or ``q`` is not a whole number within 0-100.
+        ValueError: If ``values`` is empty or ``q`` is not within 0-100 in steps of 0.1.
     """
     if not values:
         msg = "percentile of an empty sequence"
         raise ValueError(msg)
-    if type(q) is not int or not 0 <= q <= 100:
-        msg = "percentile q must be a whole number within 0-100"
+    permille = round(q * 10) if isinstance(q, int | float) and not isinstance(q, bool) else -1
+    if not 0 <= permille <= 1000 or abs(q * 10 - permille) > 1e-9:
+        msg = "percentile q must be within 0-100 in steps of 0.1"
         raise ValueError(msg)
-    if len(values) == 1 or q in (0, 100):
-        return min(values) if q == 0 else max(values)
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+    if len(values) == 1 or permille in (0, 1000):
+        return min(values) if permille == 0 else max(values)
+    return statistics.quantiles(values, n=1000, method="inclusive")[permille - 1]
 
 
 def latency_ms(seconds: Sequence[float]) -> dict[str, float]:
