@@ -32,9 +32,9 @@ from agent.tracing.redaction import (
     redaction_enabled,
     sanitize_artifacts,
 )
+from tests.support.graph_runs import build, run
 from tests.support.langsmith_collector import LangSmithCollector
-from tests.unit_tests.conftest import build, run
-from tests.unit_tests.test_tracing_metadata import metadata
+from tests.support.tracing import metadata
 
 USER = "my passport number is P-planted-user-77"
 ARGS = "planted-argument-88"
