@@ -50,7 +50,7 @@ BOOTSTRAP_RESAMPLES = 2000
 
 def median_ci(
     values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0
-) -> dict[str, float]:
+) -> dict[str, float | list[float]]:
     """Return the median and a percentile-bootstrap 95% interval of the median.
 
     Raises:

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.client.scenarios import Scenario
@@ -124,7 +125,7 @@ async def reference_run(
     """The same scenario (or its ``query`` instead) in-process: what the API must serialize."""
     builder = build_legacy if graph == "legacy" else build_middleware
     compiled = builder(checkpointer=InMemorySaver())
-    config = {"configurable": {"thread_id": "reference"}}
+    config: RunnableConfig = {"configurable": {"thread_id": "reference"}}
     text = scenario.query if query is None else query
     result = await compiled.ainvoke(user_input(text), config, context=scenario.context)
     messages: list[BaseMessage] = result["messages"]

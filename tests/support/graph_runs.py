@@ -55,7 +55,7 @@ def tool_steps(messages: Sequence[BaseMessage]) -> list[list[ToolMessage]]:
     order: dict[str, int] = {}
     for message in messages[turn_start(messages) :]:
         if isinstance(message, AIMessage) and message.tool_calls:
-            order = {call["id"]: i for i, call in enumerate(message.tool_calls)}
+            order = {str(call["id"]): i for i, call in enumerate(message.tool_calls)}
             steps.append([])
         elif isinstance(message, ToolMessage) and steps:
             steps[-1].append(message)
