@@ -11,7 +11,7 @@ from langgraph_sdk.client import LangGraphClient
 from agent.client.scenarios import GRAPHS
 from agent.policy import SPEND_CAP_MESSAGE
 from agent.stopping import ANSWER_SEPARATOR, RETRY_BUDGET_MESSAGE
-from tests.integration_tests.conftest import current_turn, model_messages, text, user_input
+from tests.support.api import current_turn, model_messages, text, user_input
 
 
 async def ask(

@@ -13,7 +13,7 @@ from langgraph_sdk.client import LangGraphClient
 
 from agent.client.scenarios import GRAPHS, by_name
 from agent.context import Context
-from tests.integration_tests.conftest import assert_answer, current_turn, tool_steps, user_input
+from tests.support.api import assert_answer, current_turn, tool_steps, user_input
 
 BAD_CONTEXT: dict[str, Any] = {
     "model": "gpt4",  # not "offline" and not provider:model

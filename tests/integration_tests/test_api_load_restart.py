@@ -16,7 +16,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from agent.client.scenarios import GRAPHS, Scenario, by_name
-from tests.integration_tests.conftest import (
+from tests.support.api import (
     api_tool_record,
     assert_answer,
     canonical,

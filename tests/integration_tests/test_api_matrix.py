@@ -17,7 +17,7 @@ from langgraph_sdk.client import LangGraphClient
 
 from agent.client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario, by_name
 from agent.stopping import parse_artifact
-from tests.integration_tests.conftest import (
+from tests.support.api import (
     answer_ids,
     api_tool_record,
     assert_answer,

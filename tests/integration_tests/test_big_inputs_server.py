@@ -20,7 +20,7 @@ import pytest
 from langgraph_sdk import get_client
 
 from agent.client.scenarios import GRAPHS
-from tests.integration_tests.conftest import user_input
+from tests.support.api import user_input
 from tests.support.dev_server import DevServer, dev_server
 from tests.support.langsmith_collector import LangSmithCollector
 

@@ -24,7 +24,7 @@ from agent.client.cli import (
 )
 from agent.client.scenarios import GRAPHS, SCENARIOS, by_name
 from agent.context import Context
-from tests.integration_tests.conftest import current_turn, text, tool_steps
+from tests.support.api import current_turn, text, tool_steps
 from tests.support.dev_server import DevServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]

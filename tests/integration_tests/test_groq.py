@@ -26,7 +26,7 @@ from agent.client.e2e import settled_by_artifact
 from agent.client.scenarios import GRAPHS, SCENARIOS, Scenario, by_name
 from agent.context import GROQ_DEFAULT_MODEL
 from agent.tools import TOOLS
-from tests.integration_tests.conftest import (
+from tests.support.api import (
     current_turn,
     model_messages,
     tool_steps,

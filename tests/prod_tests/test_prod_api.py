@@ -19,11 +19,11 @@ from langgraph_sdk.client import LangGraphClient
 from agent.client.cli import stream_run
 from agent.client.scenarios import GRAPHS, SCENARIOS, Scenario
 from agent.tracing.metadata import STOP_KEYS, TOTAL_KEYS
-from tests.integration_tests.conftest import decisions_in_history
 from tests.prod_tests.conftest import ALICE_KEY
+from tests.support.api import decisions_in_history
 from tests.support.langsmith_collector import LangSmithCollector
 from tests.support.prod_server import ProdServer
-from tests.unit_tests.test_tracing_metadata import metadata
+from tests.support.tracing import metadata
 
 
 def first(action: str) -> Scenario:

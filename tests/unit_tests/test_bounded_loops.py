@@ -32,7 +32,7 @@ from agent.context import Context
 from agent.models import load_model
 from agent.stopping import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
 from agent.tools import TOOLS
-from tests.unit_tests.conftest import Observed, build, run
+from tests.support.graph_runs import Observed, build, run
 
 FRESH_CALLS_MODEL = "scripted:fresh-calls"
 """Context ``model`` value that selects :class:`FreshCallsModel` in these tests."""

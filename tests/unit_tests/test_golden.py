@@ -15,7 +15,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from agent.client.scenarios import SCENARIOS, Scenario
-from tests.unit_tests.conftest import Observed, build, run
+from tests.support.graph_runs import Observed, build, run
 
 GOLDEN = Path(__file__).parent / "golden"
 

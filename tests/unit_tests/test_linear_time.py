@@ -69,6 +69,16 @@ SECRET_INPUTS = {
     "ssn-like": mb("123-45-"),
     "bearer": "Bearer" + mb(" "),
     "key-prefixes": mb("sk-"),
+    # langsmith's DEFAULT_SECRET_RULES, as looks_secret uses them
+    "header-spaces": "authorization" + mb(" "),
+    "header-colon-spaces": "x-api-key:" + mb(" "),
+    "headers-repeated": mb("authorization="),
+    "aws-prefixes": mb("AKIA"),
+    "stripe-prefixes": mb("sk_live_"),
+    "stripe-no-boundary": "sk_live_" + mb("a", "_"),
+    "langsmith-prefixes": mb("lsv2_pt_"),
+    "github-prefixes": mb("ghp_"),
+    "sendgrid-dots": mb("SG."),
 }
 
 

@@ -13,7 +13,7 @@ from agent.stopping import (
     RETRY_BUDGET_MESSAGE,
     latest_tool_step,
 )
-from tests.unit_tests.conftest import build, run, tool_steps
+from tests.support.graph_runs import build, run, tool_steps
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)

@@ -38,7 +38,7 @@ from agent.stopping import (
     invocation_index,
     parse_artifact,
 )
-from tests.unit_tests.conftest import build, run
+from tests.support.graph_runs import build, run
 
 STOP_RULES = frozenset({"completed", "fatal", "policy_block", "retry_budget", "model_call_limit"})
 CONTINUE_RULES = frozenset(RULES) - STOP_RULES
