@@ -19,9 +19,9 @@ def percentile(values: Sequence[float], q: float) -> float:
     if not values:
         msg = "percentile of an empty sequence"
         raise ValueError(msg)
-    permille = round(q * 10)
-    if not 0 <= permille <= 1000 or abs(permille - q * 10) > 1e-9:
-        msg = "percentile q must be within 0-100, in steps of 0.1"
+    permille = round(q * 10) if isinstance(q, int | float) and not isinstance(q, bool) else -1
+    if not 0 <= permille <= 1000 or abs(q * 10 - permille) > 1e-9:
+        msg = "percentile q must be within 0-100 in steps of 0.1"
         raise ValueError(msg)
     if len(values) == 1 or permille in (0, 1000):
         return min(values) if permille == 0 else max(values)
@@ -50,7 +50,7 @@ BOOTSTRAP_RESAMPLES = 2000
 
 def median_ci(
     values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0
-) -> dict[str, float]:
+) -> dict[str, float | list[float]]:
     """Return the median and a percentile-bootstrap 95% interval of the median.
 
     Raises:

@@ -24,7 +24,7 @@ from typing_extensions import TypedDict
 
 from agent.client.scenarios import GRAPHS
 from agent.context import Context
-from tests.integration_tests.conftest import model_messages, user_input
+from tests.support.api import model_messages, user_input
 from tests.support.dev_server import DevServer
 
 SETTINGS: dict[str, Any] = {"stop_mode": "never", "force_outcome": "success"}
