@@ -10,8 +10,8 @@ Each environment is a throwaway virtualenv made with ``uv venv`` + ``uv pip inst
   ``create_agent`` pins skip, saying what is missing.
 
 The project goes in with ``uv pip install -e . --no-deps``; its other dependencies come
-from ``pyproject.toml`` (minus the dev server, which no test here starts). Then pytest
-runs ``tests/compat/test_characterization.py`` (and ``tests/unit_tests/test_matrix.py``,
+from ``pyproject.toml`` (the dev server is a dev dependency: no test here starts one). Then
+pytest runs ``tests/compat/test_characterization.py`` (and ``tests/unit_tests/test_matrix.py``,
 which builds both graphs, where both can run) inside the environment. A table of versions,
 results and the reasons a graph cannot run closes the output; the exit status is non-zero
 if any test failed.
@@ -38,8 +38,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SUITE = "tests/compat/test_characterization.py"
 MATRIX = "tests/unit_tests/test_matrix.py"
 TEST_TOOLS = ("pytest>=8", "pytest-asyncio>=0.23")
-NOT_NEEDED = frozenset({"langgraph-cli"})
-"""Project dependencies no test here uses: the dev server."""
 REPORTED = ("langgraph", "langchain", "langchain-core", "langgraph-prebuilt", "langchain-groq")
 
 
@@ -112,7 +110,7 @@ def requirements(env: Environment) -> list[str]:
         project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
         for requirement in project["dependencies"]:
             name = _name(requirement)
-            if name not in pinned and name not in NOT_NEEDED:
+            if name not in pinned:
                 wanted.append(requirement)
     return [*wanted, *TEST_TOOLS]
 
