@@ -14,7 +14,10 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: dev test lint format bench e2e compat install clean prod prod-env prod-test prod-lock services
+.PHONY: help dev test unit lint format bench e2e compat install clean prod prod-env prod-test prod-lock services
+
+help: ## List the targets.
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -42,7 +45,7 @@ dev: install ## Serve both graphs with `langgraph dev` (offline model unless GRO
 	$(RUN) langgraph dev --host $(HOST) --port $(PORT) --no-browser
 
 prod: install prod-env ## Serve both graphs on Aegra + PostgreSQL + Redis, 2 workers (state in .prod/).
-	$(RUN) python -m agent.prodserver --port $(PROD_PORT)
+	$(RUN) python -m agent.client.prodserver --port $(PROD_PORT)
 
 prod-test: install prod-env ## The suite against the production server only.
 	$(RUN) pytest tests/prod_tests
@@ -56,12 +59,15 @@ test: install prod-env ## The whole suite: unit, through `langgraph dev` and Aeg
 	$(RUN) pytest
 	$(RUN) python -m tests.compat.run --only pins legacy-0.6.6
 
+unit: install ## The in-process tests only: seconds, for the edit loop.
+	$(RUN) pytest tests/unit_tests -q --deselect tests/unit_tests/test_bench.py
+
 lint: install ## Ruff and mypy strict.
 	$(RUN) ruff check agent tests bench
 	$(RUN) ruff format --check agent tests bench
 	$(RUN) mypy
 
-format: install
+format: install ## Ruff's fixes and formatting.
 	$(RUN) ruff check --fix agent tests bench
 	$(RUN) ruff format agent tests bench
 
@@ -69,10 +75,10 @@ bench: install prod-env ## The benchmark: writes bench/results/.
 	$(RUN) python -m bench
 
 e2e: install ## The check matrix against a dev server on real Groq (needs GROQ_API_KEY).
-	$(RUN) python -m agent.e2e
+	$(RUN) python -m agent.client.e2e
 
 compat: install ## The characterization suite on the article's pins, the newest releases, 0.6.6.
 	$(RUN) python -m tests.compat.run
 
-clean:
+clean: ## Remove the environments and caches (not .prod/ state).
 	rm -rf $(VENV) $(TOOLS) .langgraph_api .mypy_cache .ruff_cache .pytest_cache

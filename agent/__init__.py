@@ -1,6 +1,10 @@
-"""Per-call tool stopping for LangGraph agents, decided from the tool's artifact."""
+"""Per-call tool stopping for LangGraph agents, decided from the tool's artifact.
 
-from agent.legacy import graph as legacy
-from agent.middleware import graph as middleware
-
-__all__ = ["legacy", "middleware"]
+- :mod:`agent.stopping`: the reusable core (artifact, ``decide()``, middleware, router);
+- :mod:`agent.graphs`: the ``legacy`` and ``middleware`` graphs ``langgraph.json`` serves;
+- :mod:`agent.tools`, :mod:`agent.models`, :mod:`agent.policy`, :mod:`agent.context`: the
+  demo app (knowledge base and checkout, the offline model, the spend cap, the context);
+- :mod:`agent.tracing`, :mod:`agent.auth`, :mod:`agent.http`: LangSmith metadata, access;
+- :mod:`agent.client`: the CLI, the check matrix and the server launchers (never imported
+  by the graphs).
+"""

@@ -10,10 +10,11 @@ import os
 import re
 from typing import Any, Literal
 
+from langgraph.runtime import get_runtime
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-StopMode = Literal["hard", "polish", "never"]
-ParallelPolicy = Literal["priority", "any", "all"]
+from agent.stopping.settings import MAX_LIMIT, ParallelPolicy, StopMode
+
 Outcome = Literal["success", "transient", "retryable", "fatal"]
 """A forced tool outcome; ``transient`` and ``retryable`` mean the same thing."""
 
@@ -76,7 +77,7 @@ class Context(BaseModel):
     max_retries: int = Field(
         default=2,
         ge=0,
-        le=50,
+        le=MAX_LIMIT,
         description=(
             "Transient outcomes allowed since the last user message; one more stops the run "
             "with rule 'retry_budget' and a user-safe message."
@@ -94,7 +95,7 @@ class Context(BaseModel):
     max_model_calls: int = Field(
         default=6,
         ge=1,
-        le=50,
+        le=MAX_LIMIT,
         description=(
             "Model calls allowed per user message. A tool step that would send the run back "
             "to the model past this cap stops it with rule 'model_call_limit' and a "
@@ -159,3 +160,19 @@ def resolve(context: Context | dict[str, Any] | None) -> Context:
     if isinstance(context, Context):
         return context
     return Context.model_validate(context)
+
+
+def run_context() -> Context:
+    """Return the current run's validated Context, from inside a node or a tool.
+
+    Reads ``langgraph.runtime.get_runtime()``, which langgraph 0.6 and 1.x both provide, so
+    a tool needs no ``ToolRuntime`` (langchain 1.x only) to see the run's settings.
+
+    Returns:
+        The run's Context; the defaults when the run was started without one.
+
+    Raises:
+        RuntimeError: If called outside a graph run.
+        pydantic.ValidationError: If a field has a bad value; the error names it.
+    """
+    return resolve(get_runtime(Context).context)

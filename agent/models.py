@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import json
+import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
@@ -25,7 +27,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from agent.context import OFFLINE_MODEL
-from agent.contract import latest_tool_step, turn_start
+from agent.stopping import latest_tool_step, message_text, turn_start
 
 # Linear time on any text: no pattern below can rescan what an earlier attempt scanned.
 # ``buy <item> for <amount>`` is two scans, not one lazy pattern (``buy.+?for``
@@ -36,6 +38,9 @@ _DIRECT = re.compile(r"^\s*(?P<tool>[A-Za-z_][\w-]*):\s*(?P<text>.*)$", re.S)
 _TAGS = re.compile(r"<[^<>]+>")  # [^>]+ would rescan "<<<<..." from every "<"
 ANSWER_CHARS = 280
 """Longest tool excerpt the offline model quotes in an answer."""
+
+_COUNTS_TOOLS = "tools" in inspect.signature(count_tokens_approximately).parameters
+"""langchain-core 1.x counts bound tool schemas itself; 0.3 counts messages only."""
 
 
 def parse_buy(text: str) -> tuple[str, float] | None:
@@ -102,7 +107,13 @@ def billed_input_tokens(
     Returns:
         The approximate input tokens: messages plus bound tool schemas.
     """
-    return count_tokens_approximately(messages, tools=list(tools) or None)
+    if not tools:
+        return count_tokens_approximately(messages)
+    if _COUNTS_TOOLS:
+        return count_tokens_approximately(messages, tools=list(tools))
+    # langchain-core 0.3: count a schema dict as 1.x does, its JSON at 4 characters a token.
+    schema_chars = sum(len(json.dumps(tool)) for tool in tools)
+    return count_tokens_approximately(messages) + math.ceil(schema_chars / 4)
 
 
 class OfflineChatModel(BaseChatModel):
@@ -163,7 +174,7 @@ class OfflineChatModel(BaseChatModel):
         call_id = f"call_{len(messages)}_{{}}"
         last = messages[-1] if messages else None
         if names and isinstance(last, HumanMessage):
-            calls = self._first_calls(last.text, names)
+            calls = self._first_calls(message_text(last), names)
             if calls:
                 return AIMessage(
                     content="",
@@ -234,12 +245,12 @@ class OfflineChatModel(BaseChatModel):
     def _answer(messages: Sequence[BaseMessage], step: Sequence[ToolMessage]) -> str:
         if not step:
             start = turn_start(messages)
-            question = messages[start - 1].text if start else ""
+            question = message_text(messages[start - 1]) if start else ""
             return f"I could not look that up with a tool. You asked: {_summary(question)}"
         # Every result of the turn that was not retried away: earlier steps count too.
         turn = messages[turn_start(messages) :]
         results = [m for m in turn if isinstance(m, ToolMessage) and not _is_transient(m)]
-        parts = [f"{m.name}: {_summary(m.text)}" for m in results or step]
+        parts = [f"{m.name}: {_summary(message_text(m))}" for m in results or step]
         return "Here is what I found. " + " | ".join(parts)
 
     def _result(self, messages: list[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
@@ -272,7 +283,7 @@ class OfflineChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         message = self._result(messages, kwargs.get("tools") or [])
-        words = re.findall(r"\S+\s*", message.text)
+        words = re.findall(r"\S+\s*", message_text(message))
         for word in words:
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=word))
             if run_manager:

@@ -1,27 +1,28 @@
 """Policies that run BEFORE a stop is interpreted, so a denial is never read as success.
 
-Both graphs use the same functions: ``legacy`` passes them to its ``ToolNode`` as
-``wrap_tool_call`` / ``awrap_tool_call``; ``middleware`` wraps them in
-:class:`agent.middleware.SpendCapMiddleware`, placed before the stop middleware. A call
-that is let through runs with :func:`agent.tracing.with_artifact_metadata`, so a traced
-tool run records its sanitized artifact.
+Both graphs refuse with the same function, :func:`spend_cap_refusal`. ``legacy`` calls it in
+its tools node for each call of the turn and runs its ``ToolNode`` on the calls it lets
+through (``ToolNode`` has no ``wrap_tool_call`` on langgraph 0.6); ``middleware`` wraps tool
+calls with :func:`enforce_spend_cap` in :class:`agent.graphs.middleware.SpendCapMiddleware`,
+placed before the stop middleware. There a call that is let through runs with
+:func:`agent.tracing.metadata.with_artifact_metadata`, so a traced tool run records its
+sanitized artifact (``legacy`` binds :func:`agent.tracing.metadata.traced_tool` copies).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import ToolMessage
-from langgraph.prebuilt.tool_node import ToolCallRequest
+from langchain_core.messages import ToolCall, ToolMessage
 from langgraph.types import Command
 
-from agent import contract
-from agent.context import resolve
+from agent import stopping
+from agent.context import Context, resolve
 from agent.tools.checkout import purchase
 from agent.tools.markdown import label
-from agent.tracing import with_artifact_metadata
+from agent.tracing.metadata import with_artifact_metadata
 
 SPEND_CAP_MESSAGE = (
     "This purchase is above the spending limit set for this assistant, so it was not "
@@ -32,22 +33,24 @@ SPEND_CAP_MESSAGE = (
 TOOL_ERROR_TEMPLATE = "The tool failed with {error}. It did not complete."
 """What the model reads when a tool raised. Names the exception type, never its text."""
 
+if TYPE_CHECKING:  # langgraph 1.x only; only the middleware graph wraps tool calls
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+
 ToolResult = ToolMessage | Command[Any]
 
 
-def over_spend_cap(request: ToolCallRequest) -> ToolMessage | None:
+def spend_cap_refusal(call: ToolCall, context: Context) -> ToolMessage | None:
     """Return a policy-block ToolMessage if this call is a checkout above the cap.
 
     Args:
-        request: The tool call about to run.
+        call: The tool call about to run, as the model issued it.
+        context: The run's context, holding ``spend_cap``.
 
     Returns:
         The refusal, or None to let the call run.
     """
-    call = request.tool_call
     if call["name"] != "checkout":
         return None
-    context = resolve(request.runtime.context if request.runtime else None)
     amount = call["args"].get("amount")
     if not isinstance(amount, int | float) or isinstance(amount, bool):
         return None  # the tool's own argument validation reports it
@@ -58,8 +61,21 @@ def over_spend_cap(request: ToolCallRequest) -> ToolMessage | None:
         content=f"{label('Not purchased: ' + purchase(item, amount))}\n\n{SPEND_CAP_MESSAGE}",
         name=call["name"],
         tool_call_id=call["id"] or "",
-        artifact=contract.policy_block(policy="spend_cap", cap=context.spend_cap),
+        artifact=stopping.policy_block(policy="spend_cap", cap=context.spend_cap),
     )
+
+
+def over_spend_cap(request: ToolCallRequest) -> ToolMessage | None:
+    """Return :func:`spend_cap_refusal` for a wrapped tool call (``wrap_tool_call``).
+
+    Args:
+        request: The tool call about to run.
+
+    Returns:
+        The refusal, or None to let the call run.
+    """
+    context = resolve(request.runtime.context if request.runtime else None)
+    return spend_cap_refusal(request.tool_call, context)
 
 
 def enforce_spend_cap(

@@ -1,32 +1,18 @@
-"""Graph state both graphs keep: the messages, plus the latest stop decision."""
+"""Graph state: the messages, read quietly, plus the latest stop decision.
+
+``legacy`` uses :class:`State`; ``middleware`` extends the core's ``create_agent`` state the
+same way (:class:`agent.graphs.middleware.StopState`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Annotated, Any, NotRequired, Required
+from typing import Annotated, NotRequired
 
-from langchain.agents import AgentState
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import Messages, add_messages
 from typing_extensions import TypedDict
 
-from agent.contract import StopDecision
-
-NO_MESSAGES = (
-    "input needs at least one message under 'messages', for example "
-    "{'messages': [{'role': 'user', 'content': '...'}]}"
-)
-"""The error a run without messages fails with (a ValueError: the API passes its text on)."""
-
-
-def require_messages(messages: Sequence[AnyMessage]) -> None:
-    """Fail a run that has no messages, with an error naming ``messages``.
-
-    Raises:
-        ValueError: If ``messages`` is empty.
-    """
-    if not messages:
-        raise ValueError(NO_MESSAGES)
+from agent.stopping import StopDecision
 
 
 def add_messages_quietly(left: Messages, right: Messages) -> Messages:
@@ -57,16 +43,6 @@ class InputState(TypedDict):
 
 class State(InputState):
     """The ``legacy`` graph's state."""
-
-    stop_decision: NotRequired[StopDecision | None]
-    """Decision of the latest tool step this turn; None when no tool ran. Checkpointed."""
-
-
-class StopState(AgentState[Any]):
-    """``create_agent``'s state with the stop decision, and messages read quietly."""
-
-    messages: Required[Annotated[list[AnyMessage], add_messages_quietly]]
-    """The conversation, as in ``AgentState``, through :func:`add_messages_quietly`."""
 
     stop_decision: NotRequired[StopDecision | None]
     """Decision of the latest tool step this turn; None when no tool ran. Checkpointed."""

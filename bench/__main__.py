@@ -196,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = write(result, args.out)
     defaults = {**vars(parser().parse_args([])), "no_progress": args.no_progress}
     if vars(args) == defaults:
-        # The committed results are the README's: keep its tables in step with them.
+        # The committed results are bench/README.md's: keep its tables in step with them.
         README.write_text(update_readme(README.read_text("utf-8"), result), "utf-8")
         paths["readme"] = README
     for row in result["targets"]:

@@ -34,8 +34,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 
 from agent.context import Context, StopMode
-from agent.legacy import build_legacy
-from agent.middleware import StopOnArtifactMiddleware, build_middleware
+from agent.graphs.legacy import build_legacy
+from agent.graphs.middleware import StopOnArtifactMiddleware, build_middleware
 from agent.models import OfflineChatModel
 from agent.tools import TOOLS, checkout, search
 

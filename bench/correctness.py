@@ -39,8 +39,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from agent.context import Context
-from agent.contract import ANSWER_SEPARATOR, invocation_index
 from agent.policy import SPEND_CAP_MESSAGE
+from agent.stopping import ANSWER_SEPARATOR, invocation_index
 from bench.queries import Query
 
 _REASON_OF = {

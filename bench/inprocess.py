@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from tqdm import tqdm
 
 from agent.context import Context
-from agent.contract import decide
+from agent.stopping import decide
 from bench.configs import Config
 from bench.correctness import RunRecord, read_run
 from bench.latency import simulated_seconds
@@ -334,7 +334,7 @@ def decomposition(result: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append(
             {
                 "component": "decide",
-                "what": "agent.contract.decide() alone, timed directly",
+                "what": "agent.stopping.decision.decide() alone, timed directly",
                 **dict.fromkeys(
                     ("sync", "async", "sync_cpu", "async_cpu"),
                     {"median": cost["p50_us"], "ci95": None},
@@ -345,7 +345,7 @@ def decomposition(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 async def decide_cost(config: Config, queries: Sequence[Query]) -> dict[str, Any]:
-    """Time :func:`agent.contract.decide` alone, once per tool step, on real histories.
+    """Time :func:`agent.stopping.decision.decide` alone, once per tool step, on real histories.
 
     Each query runs once under ``config``; every prefix of its final messages that ends a
     tool step is decided ``DECIDE_REPEATS`` times, with ``stop_mode=never``.

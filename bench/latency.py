@@ -136,7 +136,7 @@ def simulated_seconds(messages: Sequence[BaseMessage]) -> float:
 
 # The project's graphs pick their model per run with ``load_model(context.model)``; these
 # are the names they call it by.
-_LOADERS = ("agent.legacy.load_model", "agent.middleware.load_model")
+_LOADERS = ("agent.graphs.legacy.load_model", "agent.graphs.middleware.load_model")
 
 
 @contextmanager

@@ -1,6 +1,6 @@
 """Turning run records into figures, targets, and the three result files.
 
-``latest.json`` holds every figure; ``latest.md`` the tables the README quotes;
+``latest.json`` holds every figure; ``latest.md`` the tables ``bench/README.md`` quotes;
 ``latest.png`` the chart of dollars and p50 wall time per configuration.
 """
 
@@ -338,7 +338,7 @@ def _verdicts(fig: dict[str, Any]) -> str:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    """Render the result as the markdown tables the README quotes."""
+    """Render the result as the markdown tables ``bench/README.md`` quotes."""
     meta = result["meta"]
     qs = result["query_set"]
     profile = meta["profile"]
@@ -569,20 +569,21 @@ def chart(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent / "README.md"
+"""``bench/README.md``: the benchmark's page, which holds the results block."""
 README_BEGIN = "<!-- bench:results -->"
 README_END = "<!-- /bench:results -->"
 
 
 def readme_block(result: dict[str, Any]) -> str:
-    """Render the README's results block: the tables of ``latest.md``, headings demoted."""
+    """Render the results block of ``bench/README.md``: ``latest.md``, headings demoted."""
     body = markdown(result).split("\n", 1)[1]  # drop the "# Benchmark results" title
     body = body.replace("\n## ", "\n#### ").strip()
     return f"{README_BEGIN}\n{body}\n{README_END}"
 
 
 def update_readme(text: str, result: dict[str, Any]) -> str:
-    """Return README text whose results block is rendered from ``result``.
+    """Return ``bench/README.md`` text whose results block is rendered from ``result``.
 
     Raises:
         ValueError: If the README has no results block.

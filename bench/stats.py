@@ -2,28 +2,30 @@
 
 from __future__ import annotations
 
-import math
 import random
 import statistics
 from collections.abc import Sequence
 
 
 def percentile(values: Sequence[float], q: float) -> float:
-    """Return the ``q``-th percentile (0-100), linear between closest ranks.
+    """Return the ``q``-th percentile (0-100, in steps of 0.1), linear between closest ranks.
+
+    ``statistics.quantiles(..., n=1000, method="inclusive")``, with the ends and a single
+    value answered directly (``quantiles`` needs two values and gives no 0th or 100th).
 
     Raises:
-        ValueError: If ``values`` is empty or ``q`` is outside 0-100.
+        ValueError: If ``values`` is empty or ``q`` is not within 0-100 in steps of 0.1.
     """
     if not values:
         msg = "percentile of an empty sequence"
         raise ValueError(msg)
-    if not 0 <= q <= 100:
-        msg = f"percentile q must be within 0-100, got {q}"
+    permille = round(q * 10) if isinstance(q, int | float) and not isinstance(q, bool) else -1
+    if not 0 <= permille <= 1000 or abs(q * 10 - permille) > 1e-9:
+        msg = "percentile q must be within 0-100 in steps of 0.1"
         raise ValueError(msg)
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * q / 100
-    low, high = math.floor(rank), math.ceil(rank)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+    if len(values) == 1 or permille in (0, 1000):
+        return min(values) if permille == 0 else max(values)
+    return statistics.quantiles(values, n=1000, method="inclusive")[permille - 1]
 
 
 def latency_ms(seconds: Sequence[float]) -> dict[str, float]:
@@ -48,7 +50,7 @@ BOOTSTRAP_RESAMPLES = 2000
 
 def median_ci(
     values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0
-) -> dict[str, float]:
+) -> dict[str, float | list[float]]:
     """Return the median and a percentile-bootstrap 95% interval of the median.
 
     Raises:

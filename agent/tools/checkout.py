@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Annotated, Any
 
-from langchain.tools import ToolRuntime
-from langchain_core.tools import tool
+from langchain_core.messages import AnyMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.prebuilt import InjectedState
 
-from agent import contract
-from agent.context import Context, resolve
+from agent import stopping
+from agent.context import run_context
 from agent.tools.markdown import label, plain
 from agent.tools.outcomes import draw_outcome
 
@@ -46,25 +47,29 @@ def purchase(item: str, amount: float) -> str:
 
 
 @tool(response_format="content_and_artifact")
-def checkout(item: str, amount: float, runtime: ToolRuntime[Context]) -> tuple[str, dict[str, Any]]:
+def checkout(
+    item: str,
+    amount: float,
+    messages: Annotated[list[AnyMessage], InjectedState("messages")],
+    tool_call_id: Annotated[str, InjectedToolCallId],
+) -> tuple[str, dict[str, Any]]:
     """Buy an item: charge the customer's card and return the receipt.
 
     Args:
         item: What to buy.
         amount: The price to charge, in dollars.
-        runtime: Injected by the tool node; the model never sees it.
+        messages: The thread's messages, injected by the tool node; the model never sees it.
+        tool_call_id: This call's id, injected by the tool node.
     """
-    context = resolve(runtime.context)
-    outcome, attempt = draw_outcome(
-        context, runtime.state, runtime.tool_call_id, f"{item}:{amount}"
-    )
+    context = run_context()
+    outcome, attempt = draw_outcome(context, messages, tool_call_id, f"{item}:{amount}")
     if outcome == "transient":
-        return TIMEOUT_MESSAGE, contract.transient(attempt=attempt, status=504)
+        return TIMEOUT_MESSAGE, stopping.transient(attempt=attempt, status=504)
     if outcome == "fatal":
         text = f"{label('Not purchased: ' + purchase(item, amount))}\n\n{DECLINED_MESSAGE}"
-        return text, contract.fatal(attempt=attempt, cause="card_declined")
+        return text, stopping.fatal(attempt=attempt, cause="card_declined")
     digest = hashlib.sha256(f"{context.seed}:{item}:{amount}".encode()).hexdigest()[:8]
     order_id = f"ORD-{digest.upper()}"
-    return receipt(item, amount, order_id), contract.completed(
+    return receipt(item, amount, order_id), stopping.completed(
         attempt=attempt, order_id=order_id, amount=amount
     )

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from langchain_core.messages import BaseMessage
 
 from agent.context import Context, Outcome
-from agent.contract import invocation_index
+from agent.stopping import invocation_index
 
 DEFAULT_WEIGHTS: Mapping[Outcome, float] = {"success": 0.6, "transient": 0.25, "fatal": 0.15}
 """The outcome mix when nothing is forced."""
@@ -17,8 +16,8 @@ DEFAULT_WEIGHTS: Mapping[Outcome, float] = {"success": 0.6, "transient": 0.25, "
 
 def draw_outcome(
     context: Context,
-    state: Mapping[str, Any],
-    tool_call_id: str | None,
+    messages: Sequence[BaseMessage],
+    tool_call_id: str,
     key: str,
     weights: Mapping[Outcome, float] = DEFAULT_WEIGHTS,
 ) -> tuple[Outcome, int]:
@@ -30,16 +29,15 @@ def draw_outcome(
 
     Args:
         context: The run's context.
-        state: The graph state the tool was called in (needs ``messages``).
-        tool_call_id: The call's id.
+        messages: The thread's messages the tool was called with (``InjectedState``).
+        tool_call_id: The call's id (``InjectedToolCallId``).
         key: Call-specific text mixed into the seed (for example the query).
         weights: Outcome weights for the draw.
 
     Returns:
         The outcome and the call's 0-based position this turn.
     """
-    messages: Sequence[BaseMessage] = state.get("messages", [])
-    index = invocation_index(messages, tool_call_id or "")
+    index = invocation_index(messages, tool_call_id)
     forced = context.outcome_for(index)
     if forced is not None:
         return forced, index

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
 
-from langchain.tools import ToolRuntime
-from langchain_core.tools import tool
+from langchain_core.messages import AnyMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.prebuilt import InjectedState
 
-from agent import contract
-from agent.context import Context, resolve
+from agent import stopping
+from agent.context import run_context
 from agent.tools.markdown import label
 from agent.tools.outcomes import draw_outcome
 
@@ -75,24 +76,29 @@ def lookup(query: str) -> str | None:
 
 
 @tool(response_format="content_and_artifact")
-def search(query: str, runtime: ToolRuntime[Context]) -> tuple[str, dict[str, Any]]:
+def search(
+    query: str,
+    messages: Annotated[list[AnyMessage], InjectedState("messages")],
+    tool_call_id: Annotated[str, InjectedToolCallId],
+) -> tuple[str, dict[str, Any]]:
     """Search the LangGraph and LangChain knowledge base for a concept.
 
     Args:
         query: What to look up, naming the concept (for example "checkpointer").
-        runtime: Injected by the tool node; the model never sees it.
+        messages: The thread's messages, injected by the tool node; the model never sees it.
+        tool_call_id: This call's id, injected by the tool node.
     """
-    context = resolve(runtime.context)
-    outcome, attempt = draw_outcome(context, runtime.state, runtime.tool_call_id, query)
+    context = run_context()
+    outcome, attempt = draw_outcome(context, messages, tool_call_id, query)
     if outcome == "transient":
         message = TRANSIENT_MESSAGES[attempt % len(TRANSIENT_MESSAGES)]
-        return message, contract.transient(attempt=attempt, status=503)
+        return message, stopping.transient(attempt=attempt, status=503)
     if outcome == "fatal":
         text = f"{label(f'Could not search for “{query}”')}\n\n{UNAVAILABLE_MESSAGE}"
-        return text, contract.fatal(attempt=attempt, cause="unavailable")
+        return text, stopping.fatal(attempt=attempt, cause="unavailable")
     topic = lookup(query)
     if topic is None:
         text = f"{label(f'Nothing found for “{query}”')}\n\n{NO_MATCH_MESSAGE}"
-        return text, contract.fatal(attempt=attempt, cause="no_match")
+        return text, stopping.fatal(attempt=attempt, cause="no_match")
     page = render_page(knowledge_base()[topic])
-    return page, contract.completed(attempt=attempt, topic=topic, chars=len(page))
+    return page, stopping.completed(attempt=attempt, topic=topic, chars=len(page))

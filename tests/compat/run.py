@@ -5,15 +5,16 @@ Each environment is a throwaway virtualenv made with ``uv venv`` + ``uv pip inst
 - ``pins``: the article's pins, langchain 1.4.2 with langgraph 1.2.11 (langchain-groq 1.1.3);
 - ``newest``: the newest release of every dependency;
 - ``legacy-0.6.6``: langgraph 0.6.6, the last release before ``create_agent``, with the
-  langchain 0.3 line it supports. Only the ``legacy`` design can apply there; the suite
-  says why each graph module cannot import, and runs the pins that need langgraph alone.
+  langchain 0.3 line it supports. The project's ``legacy`` graph runs there (the
+  forced-outcome matrix, the golden transcripts, the model-call cap); ``middleware`` and the
+  ``create_agent`` pins skip, saying what is missing.
 
 The project goes in with ``uv pip install -e . --no-deps``; its other dependencies come
-from ``pyproject.toml`` (minus the dev server, which no test here starts). Then pytest
-runs ``tests/compat/test_characterization.py`` (and ``tests/unit_tests/test_matrix.py``
-where both graphs can run) inside the environment. A table of versions, results and the
-reasons a graph cannot run closes the output; the exit status is non-zero if any test
-failed.
+from ``pyproject.toml`` (the dev server is a dev dependency: no test here starts one). Then
+pytest runs ``tests/compat/test_characterization.py`` (and ``tests/unit_tests/test_matrix.py``,
+which builds both graphs, where both can run) inside the environment. A table of versions,
+results and the reasons a graph cannot run closes the output; the exit status is non-zero
+if any test failed.
 
 Usage: ``python -m tests.compat.run [--only NAME ...] [--keep]``.
 """
@@ -37,8 +38,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SUITE = "tests/compat/test_characterization.py"
 MATRIX = "tests/unit_tests/test_matrix.py"
 TEST_TOOLS = ("pytest>=8", "pytest-asyncio>=0.23")
-NOT_NEEDED = frozenset({"langgraph-cli"})
-"""Project dependencies no test here uses: the dev server."""
 REPORTED = ("langgraph", "langchain", "langchain-core", "langgraph-prebuilt", "langchain-groq")
 
 
@@ -66,7 +65,7 @@ ENVIRONMENTS = (
     Environment(
         "legacy-0.6.6",
         ("langgraph==0.6.6", "langchain<1", "pydantic>=2.7", "typing-extensions>=4.10"),
-        unrunnable=("legacy", "middleware", "create_agent"),
+        unrunnable=("middleware", "create_agent"),  # create_agent arrived in langchain 1.0
         project_deps=False,
         tests=(SUITE,),
     ),
@@ -111,7 +110,7 @@ def requirements(env: Environment) -> list[str]:
         project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
         for requirement in project["dependencies"]:
             name = _name(requirement)
-            if name not in pinned and name not in NOT_NEEDED:
+            if name not in pinned:
                 wanted.append(requirement)
     return [*wanted, *TEST_TOOLS]
 

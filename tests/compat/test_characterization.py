@@ -2,19 +2,21 @@
 
 Three groups:
 
-- **Can the graphs run here?** Each graph module needs specific APIs (``ToolNode``'s
-  ``wrap_tool_call``, ``langchain.tools.ToolRuntime``, ``create_agent`` ...). When one is
-  missing the test says which, in one line, instead of an ImportError deep in a module.
+- **Can the graphs run here?** Each graph module needs specific APIs (``ToolNode`` with
+  ``InjectedState`` and ``get_runtime`` for ``legacy``; ``create_agent`` and its middleware
+  for ``middleware``). When one is missing the test says which, in one line, instead of an
+  ImportError deep in a module.
 - **Framework pins.** Behaviours of langchain/langgraph the design depends on, checked on
   the framework alone (scripted model, tiny tools, no project code), so an upgrade that
   changes one fails here by name: the ``Command(goto=END)`` that ``create_agent`` ignores,
   the relay-message pitfall of ``return_direct``, the ``before_model`` jump, one ``tools``
   task per tool call, artifacts kept on ``ToolMessage``, prebuilt ``return_direct``.
-- **The forced-outcome matrix** of ``agent.scenarios`` on each graph, and the model-call
+- **The forced-outcome matrix** of ``agent.client.scenarios`` on each graph, and the model-call
   cap against the default recursion limit.
 
 ``python -m tests.compat.run`` runs this file on other releases. An environment where a
-graph cannot run at all (langgraph 0.6.6 predates ``create_agent``) names it in
+graph cannot run at all (langgraph 0.6.6 predates ``create_agent``, so ``middleware`` cannot;
+``legacy`` runs there) names it in
 ``COMPAT_UNRUNNABLE``; those tests then skip with the reason, and fail if nothing blocks.
 Everywhere else, a blocker is a failure.
 """
@@ -24,12 +26,12 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.metadata
-import inspect
+import json
 import os
-import sys
 import types
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -93,47 +95,30 @@ def create_agent_blockers() -> list[str]:
 
 
 def blockers(graph: str) -> list[str]:
-    """Why ``agent.<graph>`` cannot run on the installed versions; empty when it can."""
-    reasons: list[str] = []
-    try:
-        from langgraph.prebuilt import ToolNode
-    except ImportError as error:
-        reasons.append(f"langgraph.prebuilt.ToolNode cannot be imported ({error})")
-    else:
-        if "wrap_tool_call" not in inspect.signature(ToolNode.__init__).parameters:
-            reasons.append(
-                f"ToolNode on langgraph {version('langgraph')} has no wrap_tool_call "
-                "(both graphs run the spend-cap policy through it)"
-            )
-    reasons += _missing(
-        "langgraph.prebuilt.tool_node",
-        ["ToolCallRequest"],
-        "agent/policy.py wraps tool calls with it",
+    """Why ``agent.graphs.<graph>`` cannot run on the installed versions; empty when it can."""
+    reasons = _missing(
+        "langgraph.prebuilt",
+        ["ToolNode", "InjectedState", "tools_condition"],
+        "the tools node and the tools are built on them",
     )
     reasons += _missing(
-        "langchain.tools",
-        ["ToolRuntime"],
-        "the tools read state and tool_call_id through it (langchain 1.0+)",
+        "langchain_core.tools", ["InjectedToolCallId"], "the tools read their call id through it"
     )
-    reasons += _missing("langgraph.runtime", ["Runtime"], "nodes read the context through it")
-    if not isinstance(inspect.getattr_static(BaseMessage, "text", None), property):
-        reasons.append(
-            f"BaseMessage.text is a method on langchain-core {version('langchain-core')} (a "
-            "property from 1.0); agent/contract.py and agent/models.py read it as a property"
-        )
-    agent_blockers = create_agent_blockers()
+    reasons += _missing(
+        "langgraph.runtime", ["Runtime", "get_runtime"], "nodes and tools read the context so"
+    )
     if graph == "middleware":
-        reasons += agent_blockers
-    elif agent_blockers:
-        reasons.append(
-            "agent/state.py builds on langchain.agents.AgentState and agent/__init__.py "
-            "imports the middleware graph: " + agent_blockers[0]
+        reasons += _missing(
+            "langgraph.prebuilt.tool_node",
+            ["ToolCallRequest"],
+            "SpendCapMiddleware wraps tool calls with it",
         )
+        reasons += create_agent_blockers()
     if not reasons:
         try:
-            importlib.import_module(f"agent.{graph}")
+            importlib.import_module(f"agent.graphs.{graph}")
         except Exception as error:  # anything else that stops the module: name it
-            reasons.append(f"import agent.{graph} failed: {type(error).__name__}: {error}")
+            reasons.append(f"import agent.graphs.{graph} failed: {type(error).__name__}: {error}")
     return reasons
 
 
@@ -158,22 +143,14 @@ def require_create_agent() -> None:
 
 
 def load_contract() -> types.ModuleType:
-    """Import ``agent.contract`` even where ``agent/__init__`` cannot import the graphs."""
-    try:
-        return importlib.import_module("agent.contract")
-    except ImportError:
-        for name in [m for m in sys.modules if m == "agent" or m.startswith("agent.")]:
-            del sys.modules[name]
-        package = types.ModuleType("agent")
-        package.__path__ = [str(ROOT / "agent")]
-        sys.modules["agent"] = package  # the package without its __init__: no graphs
-        return importlib.import_module("agent.contract")
+    """Import the stop core, ``agent.stopping``: importing it builds no graph."""
+    return importlib.import_module("agent.stopping")
 
 
 @pytest.mark.parametrize("graph", GRAPHS)
 def test_the_graph_can_run_on_these_versions(graph: str) -> None:
     require_graph(graph)
-    module = importlib.import_module(f"agent.{graph}")
+    module = importlib.import_module(f"agent.graphs.{graph}")
     nodes = {
         "legacy": {"agent", "tools", "finalize"},
         "middleware": {"model", "tools", "stop_on_artifact.before_model"},
@@ -182,7 +159,7 @@ def test_the_graph_can_run_on_these_versions(graph: str) -> None:
 
 
 def test_the_contract_runs_on_these_versions() -> None:
-    """agent.contract needs only langchain-core messages and pydantic: it runs anywhere."""
+    """agent.stopping needs only langchain-core messages and pydantic: it runs anywhere."""
     contract = load_contract()
     context = importlib.import_module("agent.context").Context(model="offline")
     call = {"name": "search", "args": {}, "id": "c0", "type": "tool_call"}
@@ -364,8 +341,8 @@ def test_pin_create_agent_runs_each_tool_call_as_its_own_tools_task() -> None:
     path = [node for update in graph.stream(user(), stream_mode="updates") for node in update]
     hook = "Watch.before_model"
     assert path == [hook, "model", "tools", "tools", hook, "model"], (
-        f"On {versions()} two tool calls in one turn gave the path {path}; agent/scenarios.py "
-        "expects one `tools` update per call and one hook run after both"
+        f"On {versions()} two tool calls in one turn gave the path {path}; "
+        "agent/client/scenarios.py expects one `tools` update per call and one hook run after both"
     )
 
 
@@ -430,14 +407,9 @@ def hand_built_router(search: BaseTool, contract: types.ModuleType, context: Any
         return "finalize" if decision["action"] == "stop" else "agent"
 
     def finalize(state: MessagesState) -> dict[str, Any]:
-        # The chosen tool's content, verbatim (final_text needs langchain-core 1.x).
+        # The settled tools' content, verbatim, composed by the core.
         decision = contract.decide(state["messages"], context)
-        chosen = next(
-            m
-            for m in state["messages"]
-            if isinstance(m, ToolMessage) and m.tool_call_id == decision["tool_call_id"]
-        )
-        return {"messages": [AIMessage(content=chosen.content)]}
+        return {"messages": [AIMessage(content=contract.final_text(decision, state["messages"]))]}
 
     builder = StateGraph(MessagesState)
     builder.add_node("agent", agent)
@@ -507,16 +479,65 @@ def default_recursion_limit(probe_steps: int = 200) -> int | None:
 # The project's graphs.
 
 
-def run_graph(graph_name: str, text: str, context: dict[str, Any]) -> Any:
-    from tests.unit_tests.conftest import build, run
+STEPS_PER_MODEL_CALL = {"legacy": 2, "middleware": 3}
+"""Steps a run takes per model call (see the ``max_model_calls`` description); plus 2 in all."""
 
-    return asyncio.run(run(build(graph_name), text, context))
+
+@dataclass
+class Observed:
+    """What one run of a project graph showed."""
+
+    path: list[str]
+    state: dict[str, Any]
+    events: list[dict[str, Any]]
+
+    @property
+    def decision(self) -> Any:
+        return self.state.get("stop_decision")
+
+    @property
+    def model_calls(self) -> int:
+        from agent.client.scenarios import MODEL_NODES
+
+        return sum(node in MODEL_NODES for node in self.path)
+
+    @property
+    def answer(self) -> BaseMessage:
+        return self.state["messages"][-1]  # type: ignore[no-any-return]
+
+
+def run_graph(graph_name: str, text: str, context: dict[str, Any]) -> Observed:
+    """Build ``agent.graphs.<graph_name>`` afresh and run ``text`` with ``context``.
+
+    Only the graph's own module is imported, so ``legacy`` runs where ``middleware``
+    cannot (``tests/unit_tests/conftest.py`` builds both).
+    """
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    module = importlib.import_module(f"agent.graphs.{graph_name}")
+    graph = getattr(module, f"build_{graph_name}")(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "compat"}}
+
+    async def run() -> Observed:
+        path: list[str] = []
+        events: list[dict[str, Any]] = []
+        user_input = {"messages": [{"role": "user", "content": text}]}
+        async for mode, chunk in graph.astream(
+            user_input, config, context=context, stream_mode=["updates", "custom"]
+        ):
+            if mode == "updates":
+                path.extend(chunk)
+            else:
+                events.append(chunk)
+        return Observed(path, (await graph.aget_state(config)).values, events)
+
+    return asyncio.run(run())
 
 
 @pytest.mark.parametrize("graph", GRAPHS)
 def test_forced_outcome_matrix(graph: str) -> None:
     require_graph(graph)
-    from agent.scenarios import SCENARIOS
+    from agent.client.scenarios import SCENARIOS
 
     mismatches = []
     for scenario in SCENARIOS:
@@ -529,23 +550,74 @@ def test_forced_outcome_matrix(graph: str) -> None:
     assert not mismatches, f"{graph} on {versions()}:\n" + "\n".join(mismatches)
 
 
+def transcript(observed: Observed) -> dict[str, Any]:
+    """A run as ``tests/unit_tests/test_golden.py`` normalizes it (ids removed)."""
+    messages = []
+    for message in observed.state["messages"]:
+        entry: dict[str, Any] = {"type": message.type, "content": message.content}
+        if isinstance(message, AIMessage) and message.tool_calls:
+            entry["tool_calls"] = [
+                {"name": c["name"], "args": c["args"]} for c in message.tool_calls
+            ]
+        if isinstance(message, ToolMessage):
+            entry.update(name=message.name, status=message.status, artifact=message.artifact)
+        messages.append(entry)
+    decision = dict(observed.decision or {})
+    decision.pop("tool_call_id", None)
+    return {
+        "path": observed.path,
+        "model_calls": observed.model_calls,
+        "stop_decision": decision,
+        "events": [event["stop_decision"]["rule"] for event in observed.events],
+        "messages": messages,
+    }
+
+
 @pytest.mark.parametrize("graph", GRAPHS)
-def test_the_largest_model_call_cap_fits_the_default_recursion_limit(graph: str) -> None:
+def test_golden_transcripts(graph: str) -> None:
+    """Every scenario gives the transcript tests/unit_tests/golden holds, message for message."""
+    require_graph(graph)
+    from agent.client.scenarios import SCENARIOS
+
+    golden = ROOT / "tests" / "unit_tests" / "golden" / graph
+    changed = []
+    for scenario in SCENARIOS:
+        expected = json.loads((golden / f"{scenario.name}.json").read_text("utf-8"))
+        actual = json.loads(
+            json.dumps(transcript(run_graph(graph, scenario.query, scenario.context)))
+        )
+        if actual != expected:
+            changed.append(scenario.name)
+    assert not changed, f"{graph} on {versions()} differs from its golden transcripts: {changed}"
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_the_model_call_cap_ends_the_run_within_the_default_recursion_limit(graph: str) -> None:
+    """The ceiling ``max_model_calls=50`` fits LangGraph 1.x's default recursion limit.
+
+    langgraph 0.6 defaulted to 25 steps: there the largest cap that fits ends on
+    ``model_call_limit``, and one model call more is the framework's GraphRecursionError.
+    """
     require_graph(graph)
     from agent.context import Context
-    from agent.contract import MODEL_CALL_LIMIT_MESSAGE
+    from agent.stopping import MODEL_CALL_LIMIT_MESSAGE
 
     field = Context.model_fields["max_model_calls"]
     ceiling = int(next(m.le for m in field.metadata if hasattr(m, "le")))
     limit = default_recursion_limit()
-    context = {"force_outcome": "retryable", "max_retries": 50, "max_model_calls": ceiling}
+    cap = ceiling if limit is None else min(ceiling, (limit - 2) // STEPS_PER_MODEL_CALL[graph])
+    query = "How does a checkpointer work?"
+    context = {"force_outcome": "retryable", "max_retries": 50, "max_model_calls": cap}
     try:
-        observed = run_graph(graph, "How does a checkpointer work?", context)
+        observed = run_graph(graph, query, context)
     except GraphRecursionError:
         pytest.fail(
             f"On {versions()} the default recursion limit is {limit}: max_model_calls="
-            f"{ceiling} ends in GraphRecursionError before the model-call cap"
+            f"{cap} ends in GraphRecursionError before the model-call cap"
         )
     assert observed.decision["rule"] == "model_call_limit"
     assert observed.answer.content == MODEL_CALL_LIMIT_MESSAGE
-    assert observed.model_calls == ceiling
+    assert observed.model_calls == cap
+    if cap < ceiling:  # the boundary is exact: one more model call does not fit
+        with pytest.raises(GraphRecursionError):
+            run_graph(graph, query, {**context, "max_model_calls": cap + 1})

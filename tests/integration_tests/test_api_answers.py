@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from langgraph_sdk.client import LangGraphClient
 
-from agent.contract import ANSWER_SEPARATOR, RETRY_BUDGET_MESSAGE
+from agent.client.scenarios import GRAPHS
 from agent.policy import SPEND_CAP_MESSAGE
-from agent.scenarios import GRAPHS
-from tests.integration_tests.conftest import current_turn, model_messages, text, user_input
+from agent.stopping import ANSWER_SEPARATOR, RETRY_BUDGET_MESSAGE
+from tests.support.api import current_turn, model_messages, text, user_input
 
 
 async def ask(

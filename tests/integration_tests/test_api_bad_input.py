@@ -11,9 +11,9 @@ import pydantic
 import pytest
 from langgraph_sdk.client import LangGraphClient
 
+from agent.client.scenarios import GRAPHS, by_name
 from agent.context import Context
-from agent.scenarios import GRAPHS, by_name
-from tests.integration_tests.conftest import assert_answer, current_turn, tool_steps, user_input
+from tests.support.api import assert_answer, current_turn, tool_steps, user_input
 
 BAD_CONTEXT: dict[str, Any] = {
     "model": "gpt4",  # not "offline" and not provider:model

@@ -12,8 +12,8 @@ from typing import Any
 
 from langgraph_sdk.client import LangGraphClient
 
-from agent.scenarios import GRAPHS
-from tests.integration_tests.conftest import user_input
+from agent.client.scenarios import GRAPHS
+from tests.support.api import user_input
 
 SUCCESS = {"force_outcome": "success"}
 

@@ -1,5 +1,5 @@
 """Many runs at once without cross-talk, threads that survive a graceful restart, and
-what a ``kill -9`` of ``langgraph dev`` loses (as the README says)."""
+what a ``kill -9`` of ``langgraph dev`` loses (as docs/deployment.md says)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from agent.scenarios import GRAPHS, Scenario, by_name
-from tests.integration_tests.conftest import (
+from agent.client.scenarios import GRAPHS, Scenario, by_name
+from tests.support.api import (
     api_tool_record,
     assert_answer,
     canonical,
@@ -168,8 +168,8 @@ def _saved(workdir: Path) -> dict[str, float]:
 
 
 async def test_a_kill_minus_9_loses_what_the_readme_says(tmp_path: Path) -> None:
-    # What the README's restart section promises NOT to keep, as langgraph dev behaves
-    # today. If an upgrade makes a kill -9 keep this, the test fails: update the README.
+    # What docs/deployment.md's restart section promises NOT to keep, as langgraph dev
+    # behaves today. If an upgrade makes a kill -9 keep this, the test fails: update that section.
     with dev_server(workdir=tmp_path) as first:
         sdk = get_client(url=first.url, api_key=None)
         read = (await sdk.threads.create(metadata={"case": "read"}))["thread_id"]

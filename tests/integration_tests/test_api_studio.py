@@ -9,11 +9,11 @@ from typing import Any, get_args
 
 from langgraph_sdk.client import LangGraphClient
 
+from agent.client.scenarios import GRAPHS, MODEL_NODES, STOP_NODE, by_name
 from agent.context import Context
-from agent.legacy import graph as legacy_graph
-from agent.middleware import graph as middleware_graph
-from agent.scenarios import GRAPHS, MODEL_NODES, STOP_NODE, by_name
-from tests.integration_tests.conftest import model_messages, tool_steps, user_input
+from agent.graphs.legacy import graph as legacy_graph
+from agent.graphs.middleware import graph as middleware_graph
+from tests.support.api import model_messages, tool_steps, user_input
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPILED = {"legacy": legacy_graph, "middleware": middleware_graph}

@@ -28,7 +28,7 @@ from agent.auth import (
     namespace_label,
     parse_api_keys,
 )
-from agent.scenarios import GRAPHS
+from agent.client.scenarios import GRAPHS
 from tests.support.dev_server import DevServer, DevServerError, dev_server
 
 ALICE_KEY = "alice-7c1f0e5b9a2d"

@@ -19,8 +19,8 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from agent.scenarios import GRAPHS
-from tests.integration_tests.conftest import user_input
+from agent.client.scenarios import GRAPHS
+from tests.support.api import user_input
 from tests.support.dev_server import DevServer, dev_server
 from tests.support.langsmith_collector import LangSmithCollector
 

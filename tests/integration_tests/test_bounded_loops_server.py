@@ -22,9 +22,9 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
+from agent.client.scenarios import GRAPHS, MODEL_NODES
 from agent.context import GROQ_DEFAULT_MODEL, Context
-from agent.contract import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
-from agent.scenarios import GRAPHS, MODEL_NODES
+from agent.stopping import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
 from tests.support import fake_groq
 from tests.support.dev_server import DevServer, dev_server
 from tests.support.fake_groq import FakeGroq, PlannedReply

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from langgraph_sdk.client import LangGraphClient
 
-from agent.client import (
+from agent.client.cli import (
     EXIT_FAILED,
     EXIT_UNREACHABLE,
     check,
@@ -22,9 +22,9 @@ from agent.client import (
     render,
     run_parser,
 )
+from agent.client.scenarios import GRAPHS, SCENARIOS, by_name
 from agent.context import Context
-from agent.scenarios import GRAPHS, SCENARIOS, by_name
-from tests.integration_tests.conftest import current_turn, text, tool_steps
+from tests.support.api import current_turn, text, tool_steps
 from tests.support.dev_server import DevServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]

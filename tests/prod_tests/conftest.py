@@ -36,7 +36,7 @@ import asyncio
 
 from langchain_core.tools import tool
 
-from agent.legacy import build_legacy
+from agent.graphs.legacy import build_legacy
 from agent.tools import TOOLS
 
 

@@ -1,7 +1,7 @@
 """The forced-outcome matrix, the streamed decisions and the traces, on the production server.
 
 The matrix is ``python -m agent.client check`` against the stack's URL, so it follows
-:data:`agent.scenarios.SCENARIOS` wherever they go. The stream and trace tests hold the
+:data:`agent.client.scenarios.SCENARIOS` wherever they go. The stream and trace tests hold the
 same promises as the dev-server suite: every ``stop_decision`` arrives as a custom event,
 the last one is the thread's ``stop_decision``, and the trace's root run carries the stop
 metadata and the totals.
@@ -16,14 +16,14 @@ import sys
 import pytest
 from langgraph_sdk.client import LangGraphClient
 
-from agent.client import stream_run
-from agent.scenarios import GRAPHS, SCENARIOS, Scenario
-from agent.tracing import STOP_KEYS, TOTAL_KEYS
-from tests.integration_tests.conftest import decisions_in_history
+from agent.client.cli import stream_run
+from agent.client.scenarios import GRAPHS, SCENARIOS, Scenario
+from agent.tracing.metadata import STOP_KEYS, TOTAL_KEYS
 from tests.prod_tests.conftest import ALICE_KEY
+from tests.support.api import decisions_in_history
 from tests.support.langsmith_collector import LangSmithCollector
 from tests.support.prod_server import ProdServer
-from tests.unit_tests.test_tracing_metadata import metadata
+from tests.support.tracing import metadata
 
 
 def first(action: str) -> Scenario:

@@ -5,7 +5,7 @@ or a wrong key is refused with 401; each identity sees only its own threads, run
 assistants, crons and store items and gets 404 on the other's; the graphs' own assistants
 are shared and cannot be spoofed. Where Aegra answers differently and the project's
 handlers cannot change it, :data:`DIFFERENCES_FROM_DEV` says how, and the test holds
-Aegra to its own answer (the README lists them).
+Aegra to its own answer (docs/deployment.md lists them).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from agent.auth import OWNER
-from agent.scenarios import GRAPHS
+from agent.client.scenarios import GRAPHS
 from tests.prod_tests.conftest import ALICE_KEY, BOB_KEY
 from tests.support.prod_server import ProdServer
 

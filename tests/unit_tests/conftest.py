@@ -1,93 +1,31 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.tools import BaseTool
-from langgraph.checkpoint.memory import InMemorySaver
+from langsmith.env import get_langchain_env_var_metadata
 
-from agent.contract import turn_start
-from agent.legacy import build_legacy
-from agent.middleware import build_middleware
-from agent.scenarios import MODEL_NODES
-from agent.tools import TOOLS
+from tests.support.graph_runs import Observed, build, run, tool_steps
+from tests.support.langsmith_collector import LangSmithCollector
 
-
-@dataclass
-class Observed:
-    path: list[str]
-    events: list[dict[str, Any]]
-    state: dict[str, Any]
-    updates: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def model_calls(self) -> int:
-        return sum(1 for node in self.path if node in MODEL_NODES)
-
-    @property
-    def messages(self) -> list[BaseMessage]:
-        return list(self.state["messages"])
-
-    @property
-    def decision(self) -> dict[str, Any] | None:
-        return self.state.get("stop_decision")
-
-    @property
-    def answer(self) -> AIMessage:
-        last = self.messages[-1]
-        assert isinstance(last, AIMessage)
-        return last
-
-    def tool_message(self, tool_call_id: str) -> ToolMessage:
-        for message in self.messages:
-            if isinstance(message, ToolMessage) and message.tool_call_id == tool_call_id:
-                return message
-        raise AssertionError(f"no ToolMessage {tool_call_id}")
-
-
-def tool_steps(messages: Sequence[BaseMessage]) -> list[list[ToolMessage]]:
-    """ToolMessages grouped per model turn of the current turn, in call order."""
-    steps: list[list[ToolMessage]] = []
-    order: dict[str, int] = {}
-    for message in messages[turn_start(messages) :]:
-        if isinstance(message, AIMessage) and message.tool_calls:
-            order = {call["id"]: i for i, call in enumerate(message.tool_calls)}
-            steps.append([])
-        elif isinstance(message, ToolMessage) and steps:
-            steps[-1].append(message)
-    return [sorted(step, key=lambda m: order.get(m.tool_call_id, len(order))) for step in steps]
-
-
-def build(graph: str, tools: Sequence[BaseTool] = TOOLS) -> Any:
-    builder = build_legacy if graph == "legacy" else build_middleware
-    return builder(tools, checkpointer=InMemorySaver())
-
-
-async def run(
-    graph: Any, text: str, context: dict[str, Any] | None = None, thread_id: str = "t"
-) -> Observed:
-    path: list[str] = []
-    events: list[dict[str, Any]] = []
-    updates: list[dict[str, Any]] = []
-    config = {"configurable": {"thread_id": thread_id}}
-    async for mode, chunk in graph.astream(
-        {"messages": [{"role": "user", "content": text}]},
-        config,
-        context=context,
-        stream_mode=["updates", "custom"],
-    ):
-        if mode == "updates":
-            updates.append(chunk)
-            path.extend(chunk)
-        else:
-            events.append(chunk)
-    state = (await graph.aget_state(config)).values
-    return Observed(path=path, events=events, state=state, updates=updates)
+# Re-exported for modules that still import them from here (tests/compat,
+# tests/unit_tests/test_tools_and_errors.py): import them from tests.support.graph_runs.
+__all__ = ["Observed", "build", "run", "tool_steps"]
 
 
 @pytest.fixture(params=["legacy", "middleware"])
 def graph_name(request: pytest.FixtureRequest) -> str:
     return str(request.param)
+
+
+@pytest.fixture
+def collector(monkeypatch: pytest.MonkeyPatch) -> Iterator[LangSmithCollector]:
+    """A loopback LangSmith collector, with no proxy between it and the client."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("LANGSMITH_REVISION_ID", "tracing-test")  # no `git describe`
+    get_langchain_env_var_metadata.cache_clear()  # langsmith caches the env it copies
+    with LangSmithCollector() as server:
+        yield server
+    get_langchain_env_var_metadata.cache_clear()

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from agent.client.scenarios import by_name
 from agent.context import Context
-from agent.scenarios import by_name
 from agent.tools import search
 from bench import queries as query_set
 from bench.__main__ import TRACING_VARIABLES, main

@@ -27,12 +27,12 @@ from langchain_core.tools import BaseTool, tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.errors import GraphRecursionError
 
+from agent.client.scenarios import GRAPHS
 from agent.context import Context
-from agent.contract import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
 from agent.models import load_model
-from agent.scenarios import GRAPHS
+from agent.stopping import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
 from agent.tools import TOOLS
-from tests.unit_tests.conftest import Observed, build, run
+from tests.support.graph_runs import Observed, build, run
 
 FRESH_CALLS_MODEL = "scripted:fresh-calls"
 """Context ``model`` value that selects :class:`FreshCallsModel` in these tests."""
@@ -106,9 +106,9 @@ def fresh_calls_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     def loader(name: str) -> BaseChatModel:
         return model if name == FRESH_CALLS_MODEL else load_model(name)
 
-    # ``agent.legacy`` as an attribute is the graph (agent/__init__ re-exports it): patch
+    # ``agent.graphs.legacy`` as an attribute is the graph (agent/__init__ re-exports it): patch
     # the modules themselves.
-    for module in ("agent.legacy", "agent.middleware"):
+    for module in ("agent.graphs.legacy", "agent.graphs.middleware"):
         monkeypatch.setattr(importlib.import_module(module), "load_model", loader)
     yield
 

@@ -8,9 +8,9 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, Send
 
-from agent.commands import CommandCheckedGraph, CommandError
-from agent.legacy import build_legacy
-from agent.middleware import build_middleware
+from agent.graphs.commands import CommandCheckedGraph, CommandError
+from agent.graphs.legacy import build_legacy
+from agent.graphs.middleware import build_middleware
 
 USER = {"messages": [{"role": "user", "content": "checkpointer"}]}
 SUCCESS = {"force_outcome": "success"}

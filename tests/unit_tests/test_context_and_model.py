@@ -7,10 +7,10 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, Too
 from pydantic import ValidationError
 
 from agent.context import GROQ_DEFAULT_MODEL, Context, default_model
-from agent.contract import transient
 from agent.models import ModelLoadError, OfflineChatModel, load_model
+from agent.stopping import transient
 from agent.tools import TOOLS
-from tests.unit_tests.conftest import build, run
+from tests.support.graph_runs import build, run
 
 
 @pytest.mark.parametrize(

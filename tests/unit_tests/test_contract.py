@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from agent import contract
+from agent import stopping
 from agent.context import Context
-from agent.contract import InvalidArtifactError, decide, parse_artifact
+from agent.stopping import InvalidArtifactError, decide, parse_artifact
 
 
 def step(*results: tuple[str, Any] | tuple[str, Any, str], history: int = 0) -> list[BaseMessage]:
@@ -28,7 +28,7 @@ def step(*results: tuple[str, Any] | tuple[str, Any, str], history: int = 0) -> 
         )
         messages.append(
             ToolMessage(
-                "timeout", tool_call_id=f"h{h}", name="search", artifact=contract.transient()
+                "timeout", tool_call_id=f"h{h}", name="search", artifact=stopping.transient()
             )
         )
     messages.append(AIMessage("", tool_calls=calls))
@@ -48,18 +48,18 @@ def ctx(**fields: Any) -> Context:
 
 
 def test_builders_cover_the_vocabulary() -> None:
-    assert contract.completed(topic="store") == {
+    assert stopping.completed(topic="store") == {
         "stop": True,
         "reason": "completed",
         "topic": "store",
     }
-    assert contract.transient() == {"stop": False, "reason": "transient"}
-    assert contract.fatal()["stop"] is True
-    assert contract.policy_block()["reason"] == "policy_block"
+    assert stopping.transient() == {"stop": False, "reason": "transient"}
+    assert stopping.fatal()["stop"] is True
+    assert stopping.policy_block()["reason"] == "policy_block"
     with pytest.raises(InvalidArtifactError, match="reserved"):
-        contract.completed(stop=False)
+        stopping.completed(stop=False)
     with pytest.raises(InvalidArtifactError, match="scalar"):
-        contract.completed(extra=[1, 2])  # type: ignore[arg-type]
+        stopping.completed(extra=[1, 2])  # type: ignore[arg-type]
 
 
 INVALID = [
@@ -85,7 +85,7 @@ def test_invalid_artifacts_continue_and_warn_without_content(
     with pytest.raises(InvalidArtifactError):
         parse_artifact(artifact)
     secret = "SECRET-CONTENT-4242"
-    with caplog.at_level(logging.WARNING, logger="agent.contract"):
+    with caplog.at_level(logging.WARNING, logger="agent.stopping.decision"):
         decision = decide(step((secret, artifact)), ctx())
     assert decision == {
         "action": "continue",
@@ -107,9 +107,9 @@ def test_missing_artifact_continues() -> None:
 def test_tool_error_continues_unless_fatal_artifact() -> None:
     assert decide(step(("boom", None, "error")), ctx())["rule"] == "tool_error"
     # A success artifact on an error message never ends the run as a success.
-    decision = decide(step(("boom", contract.completed(), "error")), ctx())
+    decision = decide(step(("boom", stopping.completed(), "error")), ctx())
     assert (decision["action"], decision["rule"]) == ("continue", "tool_error")
-    decision = decide(step(("declined", contract.fatal(), "error")), ctx())
+    decision = decide(step(("declined", stopping.fatal(), "error")), ctx())
     assert (decision["action"], decision["rule"]) == ("stop", "fatal")
 
 
@@ -133,10 +133,10 @@ def test_tool_error_continues_unless_fatal_artifact() -> None:
 )
 def test_parallel_policies(policy: str, reasons: list[str], expected: tuple[str, ...]) -> None:
     builders = {
-        "completed": contract.completed,
-        "fatal": contract.fatal,
-        "transient": contract.transient,
-        "policy_block": contract.policy_block,
+        "completed": stopping.completed,
+        "fatal": stopping.fatal,
+        "transient": stopping.transient,
+        "policy_block": stopping.policy_block,
     }
     messages = step(*[(r, builders[r]()) for r in reasons])
     decision = decide(messages, ctx(parallel_policy=policy))
@@ -144,33 +144,33 @@ def test_parallel_policies(policy: str, reasons: list[str], expected: tuple[str,
 
 
 def test_call_order_not_finish_order() -> None:
-    messages = step(("a", contract.completed()), ("b", contract.fatal()))
+    messages = step(("a", stopping.completed()), ("b", stopping.fatal()))
     # ToolMessages finished in reverse order: c1 arrived first.
     messages[-2], messages[-1] = messages[-1], messages[-2]
     decision = decide(messages, ctx(parallel_policy="any"))
     assert decision["tool_call_id"] == "c0"
     assert decision["answer_from"] == ["c0", "c1"]
-    assert contract.final_text(decision, messages) == "a\n\n---\n\nb"
+    assert stopping.final_text(decision, messages) == "a\n\n---\n\nb"
 
 
-SEP = contract.ANSWER_SEPARATOR
+SEP = stopping.ANSWER_SEPARATOR
 
 
 @pytest.mark.parametrize("policy", ["priority", "any", "all"])
 def test_a_hard_stop_answers_with_every_settled_call_in_call_order(policy: str) -> None:
     messages = step(
-        ("page a", contract.completed()),
-        ("oops", contract.transient()),
+        ("page a", stopping.completed()),
+        ("oops", stopping.transient()),
         ("bad", {"stop": "yes", "reason": "completed"}),
         ("boom", None, "error"),
         ("none", None),
-        ("blocked", contract.policy_block()),
-        ("dead end", contract.fatal()),
+        ("blocked", stopping.policy_block()),
+        ("dead end", stopping.fatal()),
     )
     decision = decide(messages, ctx(parallel_policy=policy))
     assert (decision["action"], decision["rule"]) == ("stop", "policy_block")
     assert decision["answer_from"] == ["c0", "c5", "c6"]
-    assert contract.final_text(decision, messages) == SEP.join(["page a", "blocked", "dead end"])
+    assert stopping.final_text(decision, messages) == SEP.join(["page a", "blocked", "dead end"])
 
 
 def test_earlier_steps_of_the_turn_count_and_a_retry_budget_closes_the_answer() -> None:
@@ -184,8 +184,8 @@ def test_earlier_steps_of_the_turn_count_and_a_retry_budget_closes_the_answer() 
                 {"name": "search", "args": {}, "id": "b1", "type": "tool_call"},
             ],
         ),
-        ToolMessage("page a", tool_call_id="a1", name="search", artifact=contract.completed()),
-        ToolMessage("timeout", tool_call_id="b1", name="search", artifact=contract.transient()),
+        ToolMessage("page a", tool_call_id="a1", name="search", artifact=stopping.completed()),
+        ToolMessage("timeout", tool_call_id="b1", name="search", artifact=stopping.transient()),
     ]
     assert decide(messages, ctx())["action"] == "continue"  # default policy: all
     retry = AIMessage(
@@ -194,32 +194,32 @@ def test_earlier_steps_of_the_turn_count_and_a_retry_budget_closes_the_answer() 
     settled = [
         *messages,
         retry,
-        ToolMessage("page b", tool_call_id="b2", name="search", artifact=contract.completed()),
+        ToolMessage("page b", tool_call_id="b2", name="search", artifact=stopping.completed()),
     ]
     decision = decide(settled, ctx())
     assert decision["answer_from"] == ["a1", "b2"]
-    assert contract.final_text(decision, settled) == f"page a{SEP}page b"
+    assert stopping.final_text(decision, settled) == f"page a{SEP}page b"
     spent = [
         *messages,
         retry,
-        ToolMessage("timeout", tool_call_id="b2", name="search", artifact=contract.transient()),
+        ToolMessage("timeout", tool_call_id="b2", name="search", artifact=stopping.transient()),
     ]
     decision = decide(spent, ctx(max_retries=1))
     assert (decision["rule"], decision["answer_from"]) == ("retry_budget", ["a1"])
-    assert contract.final_text(decision, spent) == f"page a{SEP}{contract.RETRY_BUDGET_MESSAGE}"
+    assert stopping.final_text(decision, spent) == f"page a{SEP}{stopping.RETRY_BUDGET_MESSAGE}"
 
 
 def test_polish_and_never_leave_the_answer_to_the_model() -> None:
-    messages = step(("page", contract.completed()))
+    messages = step(("page", stopping.completed()))
     assert decide(messages, ctx(stop_mode="polish"))["answer_from"] == []
     assert decide(messages, ctx(stop_mode="never"))["answer_from"] == []
     assert decide(messages, ctx())["answer_from"] == ["c0"]
-    blocked = step(("no", contract.policy_block()))
+    blocked = step(("no", stopping.policy_block()))
     assert decide(blocked, ctx(stop_mode="polish"))["answer_from"] == ["c0"]
 
 
 def test_default_parallel_policy_is_all() -> None:
-    messages = step(("page", contract.completed()), ("timeout", contract.transient()))
+    messages = step(("page", stopping.completed()), ("timeout", stopping.transient()))
     assert ctx().parallel_policy == "all"
     assert (decide(messages, ctx())["action"], decide(messages, ctx())["rule"]) == (
         "continue",
@@ -229,32 +229,32 @@ def test_default_parallel_policy_is_all() -> None:
 
 def test_stop_mode_never_continues_except_policy_block() -> None:
     never = ctx(stop_mode="never")
-    for builder in (contract.completed, contract.fatal):
+    for builder in (stopping.completed, stopping.fatal):
         decision = decide(step(("x", builder())), never)
         assert (decision["action"], decision["rule"]) == ("continue", "stop_mode_never")
-    decision = decide(step(("x", contract.policy_block())), never)
+    decision = decide(step(("x", stopping.policy_block())), never)
     assert (decision["action"], decision["rule"]) == ("stop", "policy_block")
 
 
 @pytest.mark.parametrize("mode", ["hard", "polish", "never"])
 def test_retry_budget_reads_state_not_artifact(mode: str) -> None:
     context = ctx(max_retries=2, stop_mode=mode)
-    assert decide(step(("t", contract.transient()), history=1), context)["rule"] == "transient"
-    decision = decide(step(("t", contract.transient()), history=2), context)
+    assert decide(step(("t", stopping.transient()), history=1), context)["rule"] == "transient"
+    decision = decide(step(("t", stopping.transient()), history=2), context)
     assert (decision["action"], decision["rule"]) == ("stop", "retry_budget")
     assert decision["answer_from"] == []
-    assert contract.final_text(decision, step(("t", contract.transient()), history=2)) == (
-        contract.RETRY_BUDGET_MESSAGE
+    assert stopping.final_text(decision, step(("t", stopping.transient()), history=2)) == (
+        stopping.RETRY_BUDGET_MESSAGE
     )
     assert (
-        decide(step(("t", contract.transient()), history=2), ctx(max_retries=3))["action"]
+        decide(step(("t", stopping.transient()), history=2), ctx(max_retries=3))["action"]
         == "continue"
     )
 
 
 def test_retry_budget_counts_since_last_user_message() -> None:
-    earlier = step(("t", contract.transient()), history=2)
-    messages = [*earlier, AIMessage("sorry"), *step(("t", contract.transient()))]
+    earlier = step(("t", stopping.transient()), history=2)
+    messages = [*earlier, AIMessage("sorry"), *step(("t", stopping.transient()))]
     assert decide(messages, ctx(max_retries=2))["rule"] == "transient"
 
 
@@ -264,30 +264,30 @@ def test_no_tool_step() -> None:
 
 
 def test_hard_stop_by_mode() -> None:
-    stop = decide(step(("x", contract.completed())), ctx())
-    assert contract.is_hard_stop(stop, ctx(stop_mode="hard"))
-    assert not contract.is_hard_stop(stop, ctx(stop_mode="polish"))
-    blocked = decide(step(("x", contract.policy_block())), ctx())
-    assert contract.is_hard_stop(blocked, ctx(stop_mode="polish"))
+    stop = decide(step(("x", stopping.completed())), ctx())
+    assert stopping.is_hard_stop(stop, ctx(stop_mode="hard"))
+    assert not stopping.is_hard_stop(stop, ctx(stop_mode="polish"))
+    blocked = decide(step(("x", stopping.policy_block())), ctx())
+    assert stopping.is_hard_stop(blocked, ctx(stop_mode="polish"))
 
 
 def test_model_call_limit_bounds_the_loop() -> None:
-    messages = step(("t", contract.transient()), history=3)  # 4 model calls so far
+    messages = step(("t", stopping.transient()), history=3)  # 4 model calls so far
     decision = decide(messages, ctx(max_retries=50, max_model_calls=4))
     assert (decision["action"], decision["rule"]) == ("stop", "model_call_limit")
-    assert contract.final_text(decision, messages) == contract.MODEL_CALL_LIMIT_MESSAGE
+    assert stopping.final_text(decision, messages) == stopping.MODEL_CALL_LIMIT_MESSAGE
     assert decide(messages, ctx(max_retries=50, max_model_calls=5))["action"] == "continue"
     # A stop artifact still wins: the cap only replaces a continue.
     assert (
         decide(
-            step(("x", contract.completed()), history=3), ctx(max_retries=50, max_model_calls=1)
+            step(("x", stopping.completed()), history=3), ctx(max_retries=50, max_model_calls=1)
         )["rule"]
         == "completed"
     )
 
 
 def test_a_repeated_transient_result_spends_the_budget_once() -> None:
-    messages = step(("t", contract.transient()), history=1)
+    messages = step(("t", stopping.transient()), history=1)
     messages.append(messages[-1].model_copy())  # the same tool_call_id delivered twice
-    assert contract.transient_count(messages) == 2
+    assert stopping.transient_count(messages) == 2
     assert decide(messages, ctx(max_retries=2))["rule"] == "transient"

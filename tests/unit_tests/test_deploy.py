@@ -52,12 +52,11 @@ def test_the_image_loads_the_projects_auth(dockerfile: str) -> None:
     assert auth["disable_studio_auth"] is True  # Studio needs a key like everyone else
 
 
-def test_the_auth_path_names_an_auth_object_with_an_authenticate_handler() -> None:
+def test_the_auth_path_names_an_auth_object() -> None:
+    # That it authenticates is proven through the server: tests/integration_tests/test_auth.py
     module_name, _, attribute = CONFIG["auth"]["path"].partition(":")
     module = __import__(module_name, fromlist=[attribute])
-    auth = getattr(module, attribute)
-    assert isinstance(auth, Auth)
-    assert auth._authenticate_handler is not None
+    assert isinstance(getattr(module, attribute), Auth)
 
 
 def test_the_image_installs_the_project_and_bakes_in_no_secret(dockerfile: str) -> None:

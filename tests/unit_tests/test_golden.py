@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from agent.scenarios import SCENARIOS, Scenario
-from tests.unit_tests.conftest import Observed, build, run
+from agent.client.scenarios import SCENARIOS, Scenario
+from tests.support.graph_runs import Observed, build, run
 
 GOLDEN = Path(__file__).parent / "golden"
 

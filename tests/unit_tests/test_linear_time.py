@@ -16,10 +16,15 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agent.context import Context
 from agent.models import OfflineChatModel, parse_buy
-from agent.redaction import redact, sanitize_artifacts
-from agent.sanitize import is_sensitive_key, looks_secret, sanitize_artifact, scrub_metadata
 from agent.tools import TOOLS
 from agent.tools.search import lookup
+from agent.tracing.allowlist import (
+    is_sensitive_key,
+    looks_secret,
+    sanitize_artifact,
+    scrub_metadata,
+)
+from agent.tracing.redaction import redact, sanitize_artifacts
 
 MB = 1_000_000
 BOUND_SECONDS = 1.0
@@ -64,6 +69,16 @@ SECRET_INPUTS = {
     "ssn-like": mb("123-45-"),
     "bearer": "Bearer" + mb(" "),
     "key-prefixes": mb("sk-"),
+    # langsmith's DEFAULT_SECRET_RULES, as looks_secret uses them
+    "header-spaces": "authorization" + mb(" "),
+    "header-colon-spaces": "x-api-key:" + mb(" "),
+    "headers-repeated": mb("authorization="),
+    "aws-prefixes": mb("AKIA"),
+    "stripe-prefixes": mb("sk_live_"),
+    "stripe-no-boundary": "sk_live_" + mb("a", "_"),
+    "langsmith-prefixes": mb("lsv2_pt_"),
+    "github-prefixes": mb("ghp_"),
+    "sendgrid-dots": mb("SG."),
 }
 
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import ToolMessage
 
-from agent.contract import (
+from agent.client.scenarios import SCENARIOS, Scenario
+from agent.policy import SPEND_CAP_MESSAGE
+from agent.stopping import (
     ANSWER_SEPARATOR,
     MODEL_CALL_LIMIT_MESSAGE,
     RETRY_BUDGET_MESSAGE,
     latest_tool_step,
 )
-from agent.policy import SPEND_CAP_MESSAGE
-from agent.scenarios import SCENARIOS, Scenario
-from tests.unit_tests.conftest import build, run, tool_steps
+from tests.support.graph_runs import build, run, tool_steps
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)

@@ -26,7 +26,7 @@ def load(name: str) -> dict[str, Any]:
 
 
 def as_module(entry: str) -> str:
-    """``./agent/legacy.py:graph`` and ``agent.legacy:graph`` both become the latter."""
+    """``./agent/graphs/legacy.py:graph`` and ``agent.graphs.legacy:graph`` give the latter."""
     target, _, attribute = entry.rpartition(":")
     if "/" in target or target.endswith(".py"):
         target = target.removeprefix("./").removesuffix(".py").replace("/", ".")

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent import diagrams
+from agent.client import diagrams
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,7 +29,7 @@ def test_langgraph_json_exposes_both_graphs() -> None:
 
 def test_readme_diagrams_match_the_graphs() -> None:
     readme = (ROOT / "README.md").read_text("utf-8")
-    assert diagrams.update(readme) == readme, "run `python -m agent.diagrams` to refresh"
+    assert diagrams.update(readme) == readme, "run `python -m agent.client.diagrams` to refresh"
 
 
 def test_readme_opens_with_the_two_commands() -> None:
@@ -81,16 +81,17 @@ def test_langgraph_dockerfile_builds(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     text = out.read_text()
-    assert "agent.legacy:graph" in text
-    assert "agent.middleware:graph" in text
+    assert "agent.graphs.legacy:graph" in text
+    assert "agent.graphs.middleware:graph" in text
 
 
-def test_readme_benchmark_tables_come_from_latest_json() -> None:
-    from bench.report import readme_block
+def test_bench_readme_tables_come_from_latest_json() -> None:
+    from bench.report import README, readme_block
 
+    assert README == ROOT / "bench" / "README.md"
     result = json.loads((ROOT / "bench" / "results" / "latest.json").read_text("utf-8"))
-    readme = (ROOT / "README.md").read_text("utf-8")
-    assert readme_block(result) in readme, "run `make bench` to refresh README and results"
+    readme = README.read_text("utf-8")
+    assert readme_block(result) in readme, "run `make bench` to refresh bench/README.md"
 
 
 def test_dev_server_refuses_an_env_file_that_reaches_real_services(tmp_path: Path) -> None:

@@ -28,26 +28,26 @@ from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 
-from agent import contract
+from agent import stopping
+from agent.client.scenarios import GRAPHS
 from agent.context import Context
-from agent.contract import (
+from agent.stopping import (
     RULES,
     InvalidArtifactError,
     decide,
     invocation_index,
     parse_artifact,
 )
-from agent.scenarios import GRAPHS
-from tests.unit_tests.conftest import build, run
+from tests.support.graph_runs import build, run
 
 STOP_RULES = frozenset({"completed", "fatal", "policy_block", "retry_budget", "model_call_limit"})
 CONTINUE_RULES = frozenset(RULES) - STOP_RULES
 ARTIFACT_STOPS = ("completed", "fatal", "policy_block")
 BUILDERS: dict[str, Callable[..., dict[str, Any]]] = {
-    "completed": contract.completed,
-    "transient": contract.transient,
-    "fatal": contract.fatal,
-    "policy_block": contract.policy_block,
+    "completed": stopping.completed,
+    "transient": stopping.transient,
+    "fatal": stopping.fatal,
+    "policy_block": stopping.policy_block,
 }
 
 PROPERTY_SETTINGS = settings(
@@ -69,7 +69,7 @@ GRAPH_SETTINGS = settings(
 @pytest.fixture(autouse=True, scope="module")
 def _quiet_contract_warnings() -> Iterator[None]:
     """Fuzzed artifacts are mostly invalid; one warning each would only slow the run."""
-    contract_logger = logging.getLogger("agent.contract")
+    contract_logger = logging.getLogger("agent.stopping.decision")
     level = contract_logger.level
     contract_logger.setLevel(logging.ERROR)
     yield
@@ -122,7 +122,7 @@ def near_valid_artifacts(draw: st.DrawFn, nested: st.SearchStrategy[Any] | None 
         artifact["stop"] = draw(st.sampled_from(["false", "true", 0, 1, None, "", [], {}, 1.0]))
     elif how == "reason":
         artifact["reason"] = draw(
-            st.text(max_size=12).filter(lambda r: r not in contract.REASONS)
+            st.text(max_size=12).filter(lambda r: r not in stopping.REASONS)
             | st.sampled_from([None, 1, "Completed", "policy-block", ["completed"]])
         )
     elif how == "drop":
@@ -130,7 +130,7 @@ def near_valid_artifacts(draw: st.DrawFn, nested: st.SearchStrategy[Any] | None 
     elif how == "nested":
         artifact["detail"] = draw(nested or st.sampled_from([[1], {"a": 1}, ({"b": [2]},)]))
     elif how == "huge":
-        artifact["detail"] = "x" * (contract.MAX_EXTRA_FIELD_CHARS + draw(st.integers(1, 50)))
+        artifact["detail"] = "x" * (stopping.MAX_EXTRA_FIELD_CHARS + draw(st.integers(1, 50)))
     else:
         artifact[draw(st.integers() | st.none())] = 1
     return artifact
@@ -273,7 +273,7 @@ def test_parse_artifact_accepts_or_raises_only_its_own_error(artifact: Any) -> N
         parsed = parse_artifact(artifact)
     except InvalidArtifactError as exc:
         # The message names types and keys, never the tool's content.
-        assert "x" * contract.MAX_EXTRA_FIELD_CHARS not in str(exc)
+        assert "x" * stopping.MAX_EXTRA_FIELD_CHARS not in str(exc)
         return
     assert parsed is artifact
     assert type(parsed["stop"]) is bool
@@ -317,7 +317,7 @@ def test_a_hard_stop_answers_with_every_settled_call_and_nothing_else(
     messages: list[BaseMessage], context: Context
 ) -> None:
     decision = decide(messages, context)
-    if not contract.is_hard_stop(decision, context):
+    if not stopping.is_hard_stop(decision, context):
         assert decision["answer_from"] == []
         return
     # The oracle: first copy per id this turn, in the order the calls were issued (ids
@@ -336,12 +336,12 @@ def test_a_hard_stop_answers_with_every_settled_call_and_nothing_else(
             expected.append(m)
     assert decision["answer_from"] == [m.tool_call_id for m in expected]
 
-    answer = contract.final_text(decision, messages)
+    answer = stopping.final_text(decision, messages)
     closing = {
-        "retry_budget": [contract.RETRY_BUDGET_MESSAGE],
-        "model_call_limit": [contract.MODEL_CALL_LIMIT_MESSAGE],
+        "retry_budget": [stopping.RETRY_BUDGET_MESSAGE],
+        "model_call_limit": [stopping.MODEL_CALL_LIMIT_MESSAGE],
     }.get(decision["rule"], [])
-    assert answer == contract.ANSWER_SEPARATOR.join([*(m.text for m in expected), *closing])
+    assert answer == stopping.ANSWER_SEPARATOR.join([*(m.text for m in expected), *closing])
     # Never a transient, invalid, errored or artifact-less result's content.
     for m in first.values():
         if not says_stop(m):
@@ -418,7 +418,7 @@ def test_several_valid_calls_are_chosen_as_the_parallel_policy_says(
         messages.append(AIMessage("", tool_calls=[call]))
         messages.append(
             ToolMessage(
-                "503", tool_call_id=f"e{index}", name="search", artifact=contract.transient()
+                "503", tool_call_id=f"e{index}", name="search", artifact=stopping.transient()
             )
         )
     calls = [
@@ -495,7 +495,7 @@ def test_a_repeated_result_counts_once_in_the_step(context: Context, results: li
         for i, artifact in enumerate(results)
     ]
     # A late copy of the first result, with a different artifact, must not change the pick.
-    late = ToolMessage("late copy", tool_call_id="c0", name="search", artifact=contract.fatal())
+    late = ToolMessage("late copy", tool_call_id="c0", name="search", artifact=stopping.fatal())
     with_copy = decide([*messages, late], context)
     without = decide(messages, context)
     if with_copy["rule"] not in ("retry_budget", "model_call_limit"):

@@ -17,8 +17,14 @@ from langchain_core.tracers.langchain import get_client
 from langsmith.env import get_langchain_env_var_metadata
 from langsmith.utils import get_env_var
 
-import agent.trace_client as trace_client_module
-from agent.redaction import (
+import agent.tracing.client as trace_client_module
+from agent.tracing.client import (
+    RedactingClient,
+    configure_tracing,
+    trace_client,
+    tracing_requested,
+)
+from agent.tracing.redaction import (
     ENV_VAR,
     REDACTED,
     redact,
@@ -26,15 +32,9 @@ from agent.redaction import (
     redaction_enabled,
     sanitize_artifacts,
 )
-from agent.trace_client import (
-    RedactingClient,
-    configure_tracing,
-    trace_client,
-    tracing_requested,
-)
+from tests.support.graph_runs import build, run
 from tests.support.langsmith_collector import LangSmithCollector
-from tests.unit_tests.conftest import build, run
-from tests.unit_tests.test_tracing_metadata import metadata
+from tests.support.tracing import metadata
 
 USER = "my passport number is P-planted-user-77"
 ARGS = "planted-argument-88"
@@ -148,22 +148,34 @@ def test_redact_survives_cycles_and_depth() -> None:
     deep: Any = USER
     for _ in range(100):
         deep = {"d": deep}
-    redacted = redact({"loop": loop, "deep": deep})
+    redacted = redact({"loop": loop, "deep": deep, "kept": [{"type": "tool", "content": ""}]})
     assert USER not in dumps(redacted)
-    assert redacted["loop"]["self"] == REDACTED
+    assert redacted["loop"] == REDACTED  # a cycle cannot be serialized: the whole value goes
+    assert REDACTED in dumps(redacted["deep"])
+    assert redacted["kept"] == [{"type": "tool", "content": ""}]  # its siblings are walked
 
 
 def test_sanitize_artifacts_keeps_content_but_not_artifact_secrets() -> None:
     messages = conversation()
     before = copy.deepcopy(messages)
     kept = sanitize_artifacts({"messages": messages, "nested": {"artifact": {"token": "x"}}})
-    assert messages == before  # the ToolMessage was copied, not changed
-    assert kept["messages"][1].content == USER
-    assert kept["messages"][3].content == TOOL
-    assert kept["messages"][3].artifact == {"stop": True, "reason": "completed"}
-    assert kept["messages"][2] is messages[2]  # untouched objects pass through
+    assert messages == before  # the ToolMessage was serialized, not changed
+    assert kept["messages"][1]["content"] == USER
+    assert kept["messages"][3]["content"] == TOOL
+    assert kept["messages"][3]["artifact"] == {"stop": True, "reason": "completed"}
+    assert kept["messages"][2] == messages[2].model_dump(mode="json")  # the rest is kept
     assert kept["nested"]["artifact"] == {}
     assert ARTIFACT_SECRET not in dumps(kept)
+    json.dumps(kept)  # plain JSON, as the client sends it
+
+
+def test_the_walkers_see_json_never_the_objects() -> None:
+    request = Request({"name": "search", "args": {"query": ARGS}}, {}, print)
+    for hide in (redact, sanitize_artifacts):
+        out = hide({"request": request, "client": object()})
+        json.dumps(out)
+        assert out["request"]["execute"] in (REDACTED, "<builtin_function_or_method>")
+        assert "object at 0x" not in dumps(out)  # no repr of an unknown object
 
 
 def test_redact_error_keeps_only_the_exception_type() -> None:

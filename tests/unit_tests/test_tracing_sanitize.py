@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from langsmith.anonymizer import DEFAULT_SECRET_RULES
 
-from agent import contract
-from agent.sanitize import (
+from agent import stopping
+from agent.tracing.allowlist import (
+    LANGSMITH_RULES_LEFT_OUT,
     MAX_FIELDS,
     MAX_STRING_CHARS,
     is_sensitive_key,
@@ -115,11 +117,11 @@ def test_ordinary_keys(key: str) -> None:
 
 def test_contract_artifacts_pass_unchanged() -> None:
     for artifact in (
-        contract.completed(attempt=1, topic="checkpointer", chars=3631),
-        contract.transient(attempt=0, status=503),
-        contract.fatal(attempt=0, cause="card_declined"),
-        contract.policy_block(policy="spend_cap", cap=500.0),
-        contract.completed(attempt=0, order_id="ORD-1A714A15", amount=40.0),
+        stopping.completed(attempt=1, topic="checkpointer", chars=3631),
+        stopping.transient(attempt=0, status=503),
+        stopping.fatal(attempt=0, cause="card_declined"),
+        stopping.policy_block(policy="spend_cap", cap=500.0),
+        stopping.completed(attempt=0, order_id="ORD-1A714A15", amount=40.0),
     ):
         assert sanitize_artifact(artifact) == artifact
 
@@ -227,3 +229,15 @@ def test_metadata_scrubber_drops_only_credentials_and_personal_data() -> None:
         for k in ("thread_id", "stop_rule", "stop_artifact", "input_tokens", "model_name")
     }
     assert "LANGSMITH_NOTE" in metadata  # a new dict; the input is unchanged
+
+
+def test_langsmith_secret_rules_are_used_and_the_left_out_ones_still_exist() -> None:
+    patterns = [rule["pattern"].pattern for rule in DEFAULT_SECRET_RULES]
+    for prefix in LANGSMITH_RULES_LEFT_OUT:
+        assert sum(p.startswith(prefix) for p in patterns) == 1, prefix
+    # found by langsmith's rules, not by this project's own patterns
+    assert looks_secret("npm_" + "a1" * 18)
+    assert looks_secret("token ya29.a0AfH6SMBx")
+    assert looks_secret("SG." + "a" * 22 + "." + "b" * 43)
+    assert looks_secret("x-api-key: abcdefgh1234")
+    assert not looks_secret("completed")

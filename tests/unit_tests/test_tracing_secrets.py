@@ -16,14 +16,14 @@ import pytest
 from langchain_core.tools import tool
 from langsmith.env import get_langchain_env_var_metadata
 
+from agent.client.scenarios import GRAPHS
 from agent.models import load_model
-from agent.scenarios import GRAPHS
 from agent.tools import TOOLS
-from agent.tracing import STOP_KEYS, TOTAL_KEYS
+from agent.tracing.metadata import STOP_KEYS, TOTAL_KEYS
 from tests.support.fake_groq import FakeGroq
+from tests.support.graph_runs import build, run
 from tests.support.langsmith_collector import LangSmithCollector
-from tests.unit_tests.conftest import build, run
-from tests.unit_tests.test_tracing_metadata import (
+from tests.support.tracing import (
     metadata,
     observed_trace,
     trace_both,

@@ -1,31 +1,29 @@
-"""The artifact contract every tool returns, and the one function that decides to stop.
+"""The one function that decides, after a tool step, whether the run stops.
 
-A tool built with ``response_format="content_and_artifact"`` returns ``(content, artifact)``.
-``content`` is what the model reads; the artifact is a small dict that only orchestration
-reads::
-
-    {"stop": True, "reason": "completed", "attempt": 1}
-
-Both graphs import :func:`decide` from here and never re-implement a rule.
+:func:`decide` reads the tool step's artifacts (see :mod:`agent.stopping.artifact`) and
+returns a :class:`StopDecision`; :func:`final_text` composes a hard stop's answer. Both of
+this project's graphs, and any other agent, import them from here and never re-implement
+a rule. Nothing here needs more than ``langchain-core``: it runs on langchain-core 0.3 and
+1.x alike.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from typing_extensions import TypedDict
 
-from agent.context import Context
+from agent.stopping.artifact import (
+    InvalidArtifactError,
+    Reason,
+    parse_artifact,
+)
+from agent.stopping.settings import SettingsLike
 
 logger = logging.getLogger(__name__)
-
-Reason = Literal["completed", "transient", "fatal", "policy_block"]
-"""The whole reason vocabulary. Map any domain failure onto one of these."""
-
-REASONS: tuple[str, ...] = get_args(Reason)
 
 Rule = Literal[
     "completed",
@@ -44,17 +42,11 @@ Rule = Literal[
 
 RULES: tuple[str, ...] = get_args(Rule)
 
-STOPPING_REASONS: frozenset[str] = frozenset({"completed", "fatal", "policy_block"})
-
 ALWAYS_HARD: frozenset[str] = frozenset({"policy_block", "retry_budget", "model_call_limit"})
 """Rules that end the run with their own text in every ``stop_mode``."""
 
 _PRIORITY: dict[str, int] = {"policy_block": 0, "fatal": 1, "completed": 2}
 """Among stops under ``parallel_policy="priority"``: lower wins."""
-
-_SCALAR = (str, int, float, bool, type(None))
-MAX_EXTRA_FIELD_CHARS = 200
-"""Longest string an optional artifact field may hold."""
 
 RETRY_BUDGET_MESSAGE = (
     "The service is still unavailable after several attempts, so I stopped retrying. "
@@ -81,9 +73,9 @@ class StopDecision(TypedDict):
 
     action: Literal["stop", "continue"]
     """``stop`` ends the loop with a tool's content; ``continue`` goes back to the model."""
-    rule: str
-    """The public name of the rule that matched (see :data:`Rule`)."""
-    reason: str | None
+    rule: Rule
+    """The public name of the rule that matched."""
+    reason: Reason | None
     """The chosen artifact's reason, or None when no valid artifact decided."""
     tool: str | None
     """Name of the tool whose message decided."""
@@ -94,125 +86,26 @@ class StopDecision(TypedDict):
     order the model issued the calls this turn; empty otherwise (the model answers)."""
 
 
-class InvalidArtifactError(ValueError):
-    """An artifact that does not follow the contract."""
-
-
-# ---------------------------------------------------------------------------------------
-# Builders: tools call one of these and never hand-write the dict.
-
-
-def _artifact(stop: bool, reason: Reason, fields: Mapping[str, Any]) -> dict[str, Any]:
-    artifact: dict[str, Any] = {"stop": stop, "reason": reason}
-    for key, value in fields.items():
-        if key in artifact:
-            msg = f"artifact field {key!r} is reserved"
-            raise InvalidArtifactError(msg)
-        if not isinstance(value, _SCALAR):
-            msg = f"artifact field {key!r} must be a scalar, got {type(value).__name__}"
-            raise InvalidArtifactError(msg)
-        artifact[key] = value
-    return artifact
-
-
-def completed(**fields: str | int | float | bool | None) -> dict[str, Any]:
-    """Build the artifact of a call whose content already answers: stop.
-
-    Args:
-        **fields: Optional small scalar fields (for example ``topic="store"``).
-
-    Returns:
-        ``{"stop": True, "reason": "completed", **fields}``.
-    """
-    return _artifact(True, "completed", fields)
-
-
-def transient(**fields: str | int | float | bool | None) -> dict[str, Any]:
-    """Build the artifact of a retryable failure (timeout, 503): go back to the model.
-
-    Args:
-        **fields: Optional small scalar fields.
-
-    Returns:
-        ``{"stop": False, "reason": "transient", **fields}``.
-    """
-    return _artifact(False, "transient", fields)
-
-
-def fatal(**fields: str | int | float | bool | None) -> dict[str, Any]:
-    """Build the artifact of a failure that retrying cannot fix: stop.
-
-    Args:
-        **fields: Optional small scalar fields.
-
-    Returns:
-        ``{"stop": True, "reason": "fatal", **fields}``.
-    """
-    return _artifact(True, "fatal", fields)
-
-
-def policy_block(**fields: str | int | float | bool | None) -> dict[str, Any]:
-    """Build the artifact of a call a policy refused: stop in every ``stop_mode``.
-
-    Args:
-        **fields: Optional small scalar fields (for example ``policy="spend_cap"``).
-
-    Returns:
-        ``{"stop": True, "reason": "policy_block", **fields}``.
-    """
-    return _artifact(True, "policy_block", fields)
-
-
-# ---------------------------------------------------------------------------------------
-# Parsing.
-
-
-def parse_artifact(artifact: object) -> dict[str, Any]:
-    """Check an artifact strictly and return it.
-
-    Args:
-        artifact: Whatever a ToolMessage carried.
-
-    Returns:
-        The artifact, unchanged.
-
-    Raises:
-        InvalidArtifactError: If it is not a dict, lacks ``stop`` or ``reason``, has a
-            ``stop`` that is not a real bool (the string ``"false"`` is truthy), a reason
-            outside the vocabulary, a ``stop`` that contradicts the reason, or a field
-            that is not a small scalar. The message names types, never values.
-    """
-    if not isinstance(artifact, dict):
-        msg = f"artifact must be a dict, got {type(artifact).__name__}"
-        raise InvalidArtifactError(msg)
-    missing = [key for key in ("stop", "reason") if key not in artifact]
-    if missing:
-        msg = f"artifact lacks key(s) {missing}"
-        raise InvalidArtifactError(msg)
-    stop, reason = artifact["stop"], artifact["reason"]
-    if type(stop) is not bool:
-        msg = f"artifact 'stop' must be a bool, got {type(stop).__name__}"
-        raise InvalidArtifactError(msg)
-    if not isinstance(reason, str) or reason not in REASONS:
-        msg = f"artifact 'reason' must be one of {list(REASONS)}"
-        raise InvalidArtifactError(msg)
-    if stop != (reason in STOPPING_REASONS):
-        msg = f"artifact 'stop'={stop} contradicts reason {reason!r}"
-        raise InvalidArtifactError(msg)
-    for key, value in artifact.items():
-        if not isinstance(key, str):
-            msg = f"artifact keys must be strings, got {type(key).__name__}"
-            raise InvalidArtifactError(msg)
-        if not isinstance(value, _SCALAR) or (
-            isinstance(value, str) and len(value) > MAX_EXTRA_FIELD_CHARS
-        ):
-            msg = f"artifact field {key!r} must be a small scalar"
-            raise InvalidArtifactError(msg)
-    return artifact
-
-
 # ---------------------------------------------------------------------------------------
 # Reading the message list.
+
+
+def message_text(message: BaseMessage) -> str:
+    """Return a message's text: its string content, or its text blocks joined.
+
+    ``BaseMessage.text`` is a method in langchain-core 0.3 and a property in 1.x; this
+    reads the content itself, the same on both.
+    """
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return "".join(parts)
 
 
 def _tool_calls(message: BaseMessage) -> list[dict[str, Any]]:
@@ -309,8 +202,8 @@ def transient_count(messages: Sequence[BaseMessage]) -> int:
 
 class _Verdict(TypedDict):
     stop: bool
-    rule: str
-    reason: str | None
+    rule: Rule
+    reason: Reason | None
     message: ToolMessage
 
 
@@ -356,9 +249,9 @@ def _verdict(message: ToolMessage, *, quiet: bool = False) -> _Verdict:
 
 def _decision(
     action: Literal["stop", "continue"],
-    rule: str,
+    rule: Rule,
     verdict: _Verdict | None,
-    reason: str | None = None,
+    reason: Reason | None = None,
 ) -> StopDecision:
     message = verdict["message"] if verdict else None
     return {
@@ -412,7 +305,7 @@ def _choose(verdicts: list[_Verdict], policy: str) -> _Verdict:
     return min(stops, key=lambda v: _PRIORITY[v["rule"]])  # min() keeps call order on ties
 
 
-def decide(messages: Sequence[BaseMessage], context: Context) -> StopDecision:
+def decide(messages: Sequence[BaseMessage], context: SettingsLike) -> StopDecision:
     """Decide whether the latest tool step ends the run.
 
     Rules, in order:
@@ -437,7 +330,8 @@ def decide(messages: Sequence[BaseMessage], context: Context) -> StopDecision:
 
     Args:
         messages: The thread's messages, ending with the tool step.
-        context: The run's validated context.
+        context: The run's settings: a :class:`~agent.stopping.settings.StopSettings`, or
+            any object with the same four attributes (a run context, for example).
 
     Returns:
         The decision. It never raises on malformed messages or artifacts.
@@ -446,13 +340,13 @@ def decide(messages: Sequence[BaseMessage], context: Context) -> StopDecision:
     if is_hard_stop(decision, context):
         seen: set[str] = set()
         for message in settled_calls(messages):
-            if message.text not in seen:  # a part repeated word for word is said once
-                seen.add(message.text)
+            if message_text(message) not in seen:  # a part repeated word for word is said once
+                seen.add(message_text(message))
                 decision["answer_from"].append(message.tool_call_id)
     return decision
 
 
-def _decide_rule(messages: Sequence[BaseMessage], context: Context) -> StopDecision:
+def _decide_rule(messages: Sequence[BaseMessage], context: SettingsLike) -> StopDecision:
     step = latest_tool_step(messages[turn_start(messages) :])  # this turn's step only
     if not step:
         return _decision("continue", "no_tool_step", None)
@@ -494,7 +388,7 @@ def final_text(decision: StopDecision, messages: Sequence[BaseMessage]) -> str:
     contents: dict[str, str] = {}
     for message in turn:
         if isinstance(message, ToolMessage):
-            contents.setdefault(message.tool_call_id, message.text)
+            contents.setdefault(message.tool_call_id, message_text(message))
     parts: list[str] = []
     for call_id in decision["answer_from"]:
         if call_id not in contents:
@@ -511,7 +405,7 @@ def final_text(decision: StopDecision, messages: Sequence[BaseMessage]) -> str:
     return ANSWER_SEPARATOR.join(parts)
 
 
-def is_hard_stop(decision: StopDecision, context: Context) -> bool:
+def is_hard_stop(decision: StopDecision, context: SettingsLike) -> bool:
     """Return True when a stop ends the run without another model call.
 
     ``polish`` rephrases completed and fatal answers with one more model call; a policy

@@ -7,8 +7,9 @@ decision's fields, sanitized artifacts and counts.
 - The run that decides a tool step (``tools`` in ``legacy``,
   ``stop_on_artifact.before_model`` in ``middleware``) gets :data:`STOP_KEYS` and the
   tag ``stop:<rule>`` (:func:`annotate_decision`).
-- Each tool's own run gets ``stop_artifact``, its sanitized artifact
-  (:func:`with_artifact_metadata`).
+- Each tool's own run gets ``stop_artifact``, its sanitized artifact (:func:`traced_tool`:
+  ``legacy`` binds traced copies of its tools, ``middleware`` swaps them in per call with
+  :func:`with_artifact_metadata`).
 - The root run of the trace gets :data:`STOP_KEYS` for the latest decision and
   :data:`TOTAL_KEYS` (:func:`record_run`), rewritten after every model call and every
   tool step, so what the root run ends with describes the run's final decision.
@@ -18,19 +19,21 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.tracers.langchain import LangChainTracer
 from langgraph.config import get_config
-from langgraph.prebuilt.tool_node import ToolCallRequest
 from langsmith import RunTree
 from langsmith.run_helpers import get_current_run_tree
 
-from agent.contract import StopDecision, turn_start
-from agent.sanitize import sanitize_artifact
+from agent.stopping import StopDecision, turn_start
+from agent.tracing.allowlist import sanitize_artifact
+
+if TYPE_CHECKING:  # langgraph 1.x only: the legacy graph imports this module on 0.6 too
+    from langgraph.prebuilt.tool_node import ToolCallRequest
 
 STOP_KEYS: tuple[str, ...] = (
     "stop_action",
@@ -255,3 +258,28 @@ def with_artifact_metadata(request: ToolCallRequest) -> ToolCallRequest:
     if request.tool is None or get_current_run_tree() is None:
         return request
     return request.override(tool=traced_tool(request.tool))
+
+
+def trace_decision(decision: StopDecision, messages: Sequence[BaseMessage]) -> None:
+    """Put a tool step's decision on the run that decided and on the root run, if traced.
+
+    The stop core's ``on_decision`` hook in both graphs: the current run gets the
+    ``stop_*`` metadata and the tag ``stop:<rule>``, and the root run the decision and the
+    run's totals so far.
+
+    Args:
+        decision: The decision of one tool step.
+        messages: The messages it was decided from, ending with the tool step.
+    """
+    annotate_decision(decision, messages)
+    record_run(messages, decision)
+
+
+def trace_model_call(messages: Sequence[BaseMessage], decision: StopDecision | None) -> None:
+    """After a model call, put the run's totals so far on the root run, if traced.
+
+    Args:
+        messages: The messages including the model's reply.
+        decision: The latest tool step's decision this turn, or None if no tool ran.
+    """
+    record_run(messages, decision)

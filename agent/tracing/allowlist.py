@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from langsmith.anonymizer import DEFAULT_SECRET_RULES
+
 MAX_FIELDS = 16
 """Most fields a sanitized artifact keeps (``stop`` and ``reason`` first)."""
 
@@ -82,6 +84,29 @@ _SECRET_VALUE = re.compile(
     """,
     re.VERBOSE,
 )
+
+LANGSMITH_RULES_LEFT_OUT = (
+    r"eyJ[",  # a JWT: rescans an unclosed run from every ``eyJ``; see _has_jwt
+    r"-----BEGIN (",  # a whole PEM block: lazy scan to an END that may never come
+    r"\b([A-Za-z0-9_.-]*(",  # NAME=value: a leading run restarted at every letter
+    r"\b([a-z][a-z0-9+.-]*://",  # URL credentials: the same; found from ``://`` above
+)
+"""Prefixes of ``langsmith.anonymizer.DEFAULT_SECRET_RULES`` patterns not used here: each is
+quadratic on some input a caller can send. :data:`_SECRET_VALUE` covers what they find."""
+
+_LANGSMITH_SECRETS = re.compile(
+    "|".join(
+        f"(?i:{rule['pattern'].pattern})"
+        if rule["pattern"].flags & re.IGNORECASE
+        else f"(?:{rule['pattern'].pattern})"
+        for rule in DEFAULT_SECRET_RULES
+        if not rule["pattern"].pattern.startswith(LANGSMITH_RULES_LEFT_OUT)
+    )
+)
+"""langsmith's own secret rules (keys of OpenAI, Anthropic, AWS, GitHub, Slack, Stripe,
+npm, PyPI, SendGrid...), minus :data:`LANGSMITH_RULES_LEFT_OUT`: each is a literal prefix
+and one run, so a search is linear. ``tests/unit_tests/test_linear_time.py`` holds them to it."""
+
 _JWT_HEADER = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]+(?=\.[A-Za-z0-9_-]{5})")
 """A whole base64url run followed by ``.`` and five more: where a JWT's header can be."""
 _JWT_MIN_HEADER = 8
@@ -139,10 +164,15 @@ def looks_secret(value: str) -> bool:
         value: Any string.
 
     Returns:
-        Whether it contains an API-key prefix, a bearer token, a JWT, a private key, a URL
-        with a password, an email address, an SSN or a card-like digit run.
+        Whether it contains an API-key prefix (this module's or one of langsmith's
+        ``DEFAULT_SECRET_RULES``), a bearer token, a JWT, a private key, a URL with a
+        password, an email address, an SSN or a card-like digit run.
     """
-    return _SECRET_VALUE.search(value) is not None or _has_jwt(value)
+    return (
+        _SECRET_VALUE.search(value) is not None
+        or _LANGSMITH_SECRETS.search(value) is not None
+        or _has_jwt(value)
+    )
 
 
 def _small_scalar(value: object) -> bool:

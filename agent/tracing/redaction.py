@@ -1,31 +1,34 @@
 """Redacting trace payloads: structure stays, text goes.
 
 The langsmith client hands each run's inputs and outputs to ``hide_inputs`` /
-``hide_outputs`` callables before it serializes them. They receive the raw objects
-(message objects, dataclasses such as ``ToolCallRequest``, already-serialized ``lc``
-dicts), so both walkers here handle objects as well as dicts, and neither ever changes
-what it receives: they build new containers.
+``hide_outputs`` callables before it serializes them, as raw objects (message objects,
+dataclasses such as ``ToolCallRequest``, already-serialized ``lc`` dicts). Both callables
+here first turn the payload into JSON with pydantic's serializer (:func:`to_json`, which
+builds new containers and never changes what it receives), then make one walk over that
+JSON (:class:`_Walker`):
 
 - :func:`redact` (``AGENT_REDACT_TRACES=true``, the default) keeps keys, booleans, message
   types, tool names, ``tool_call`` ids, token counts and sanitized artifacts, and replaces
   every other string or number with :data:`REDACTED`: message text, tool-call arguments,
   tool inputs, anything unknown.
 - :func:`sanitize_artifacts` (``AGENT_REDACT_TRACES=false``) keeps content for local
-  debugging and only passes artifacts through :func:`agent.sanitize.sanitize_artifact`.
+  debugging and only passes artifacts through :func:`agent.tracing.allowlist.sanitize_artifact`.
+
+langsmith's own ``anonymizer=`` hook also receives serialized JSON, but it replaces these
+callables and ``hide_metadata`` as well (it would rewrite the stop metadata), so it is not
+used: see :mod:`agent.tracing.client`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.messages import BaseMessage
-from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
-from agent.sanitize import looks_secret, sanitize_artifact
+from agent.tracing.allowlist import looks_secret, sanitize_artifact
 
 REDACTED = "[redacted]"
 """What replaces message text, tool-call arguments and any other string in a redacted trace."""
@@ -34,7 +37,7 @@ ENV_VAR = "AGENT_REDACT_TRACES"
 """``true`` (default) redacts trace content; ``false`` keeps it for local debugging."""
 
 MAX_DEPTH = 16
-"""Nesting depth the walkers follow; anything deeper becomes :data:`REDACTED`."""
+"""Nesting depth the walker follows; anything deeper becomes :data:`REDACTED`."""
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
@@ -74,80 +77,105 @@ def redaction_enabled(environ: Mapping[str, str] | None = None) -> bool:
     raise ValueError(msg)
 
 
+def _opaque(value: object) -> str:
+    """Stand in for what has no JSON form (functions, clients): its type name, never its repr."""
+    return f"<{type(value).__name__}>"
+
+
+def to_json(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """Serialize a run's inputs or outputs to JSON values, as langsmith would send them.
+
+    Messages, pydantic models and dataclasses become dicts of their fields; anything with
+    no JSON form becomes its type name in angle brackets. A value that cannot be
+    serialized whole (a cycle, or nesting deeper than pydantic follows) becomes
+    :data:`REDACTED`, one top-level key at a time.
+
+    Args:
+        payload: The run's inputs or outputs, as the langsmith client hands them over.
+
+    Returns:
+        New containers holding only dicts, lists, strings, numbers, booleans and None.
+        The payload is never changed.
+    """
+    try:
+        return {str(key): _jsonable(value) for key, value in payload.items()}
+    except ValueError:
+        pass
+    out: dict[str, Any] = {}
+    for key, value in payload.items():
+        try:
+            out[str(key)] = _jsonable(value)
+        except ValueError:
+            out[str(key)] = REDACTED
+    return out
+
+
+def _jsonable(value: object) -> Any:
+    return to_jsonable_python(value, fallback=_opaque)
+
+
 def _identifier(value: object) -> bool:
     """Return True for None or a short, non-secret string (or a list of them)."""
     if value is None:
         return True
     if isinstance(value, str):
         return len(value) <= _MAX_IDENTIFIER_CHARS and not looks_secret(value)
-    if isinstance(value, list | tuple):
+    if isinstance(value, list):
         return all(isinstance(v, str) and _identifier(v) for v in value)
     return False
 
 
-def _fields(value: object) -> dict[str, Any] | None:
-    """Return an object's fields as a new dict, if it is a dataclass or a pydantic model."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)}
-    if isinstance(value, BaseModel):
-        return {name: getattr(value, name, None) for name in type(value).model_fields}
-    return None
-
-
-def _is_message(value: Mapping[Any, Any]) -> bool:
+def _is_message(value: Mapping[str, Any]) -> bool:
     return "content" in value and ("type" in value or "role" in value)
 
 
-def _is_tool_call(value: Mapping[Any, Any]) -> bool:
+def _is_tool_call(value: Mapping[str, Any]) -> bool:
     return "name" in value and "args" in value
 
 
-class _Redactor:
-    """One walk over one payload; ``active`` holds the ids on the current path (cycles)."""
+class _Walker:
+    """One walk over one serialized payload.
 
-    def __init__(self) -> None:
-        self.active: set[int] = set()
+    With ``redacting`` it keeps structure and identifiers and replaces text; without, it
+    keeps everything but passes every ``artifact`` through the allowlist.
+    """
+
+    def __init__(self, *, redacting: bool) -> None:
+        self.redacting = redacting
 
     def value(self, value: Any, depth: int, counts: bool = False) -> Any:
-        """Redact one value; ``counts`` keeps numbers (inside token-usage dicts)."""
+        """Walk one JSON value; ``counts`` keeps numbers (inside token-usage dicts)."""
         if value is None or isinstance(value, bool):
             return value
         if isinstance(value, int | float):
-            return value if counts else REDACTED  # an amount is an argument too
+            return value if counts or not self.redacting else REDACTED  # an amount, too
         if isinstance(value, str):
-            return REDACTED if value else ""
-        if depth >= MAX_DEPTH or id(value) in self.active:
+            return REDACTED if value and self.redacting else value
+        if depth >= MAX_DEPTH:
             return REDACTED
-        self.active.add(id(value))
-        try:
-            return self._container(value, depth + 1, counts)
-        finally:
-            self.active.discard(id(value))
+        if isinstance(value, list):
+            return [self.value(item, depth + 1, counts) for item in value]
+        if isinstance(value, dict):
+            return self.mapping(value, depth + 1, counts)
+        return REDACTED  # not JSON: never expected after to_json
 
-    def _container(self, value: Any, depth: int, counts: bool) -> Any:
-        if isinstance(value, BaseMessage):
-            return self.message(_fields(value) or {}, depth)
-        if isinstance(value, Mapping):
-            return self.mapping(value, depth, counts)
-        if isinstance(value, list | tuple | set | frozenset):
-            return [self.value(item, depth, counts) for item in value]
-        fields = _fields(value)
-        if fields is not None:
-            return self.mapping(fields, depth)
-        return REDACTED  # functions, clients, bytes, anything unknown
-
-    def mapping(self, value: Mapping[Any, Any], depth: int, counts: bool = False) -> Any:
+    def mapping(self, value: dict[str, Any], depth: int, counts: bool = False) -> Any:
+        if not self.redacting:
+            return {
+                key: sanitize_artifact(item) if key == "artifact" else self.value(item, depth)
+                for key, item in value.items()
+            }
         if _is_message(value):
             return self.message(value, depth)
         if _is_tool_call(value):
-            return self.call(value, depth)
-        out: dict[Any, Any] = {}
+            return self.call(value)
+        out: dict[str, Any] = {}
         for key, item in value.items():
             if key in _USAGE_KEYS or key in _COUNT_KEYS:
                 out[key] = self.value(item, depth, counts=True)
             elif key == "artifact":
                 out[key] = sanitize_artifact(item)
-            elif key == "stop_decision" and isinstance(item, Mapping):
+            elif key == "stop_decision" and isinstance(item, dict):
                 out[key] = {
                     k: item[k] if _identifier(item[k]) else REDACTED
                     for k in _DECISION_KEYS
@@ -161,9 +189,9 @@ class _Redactor:
                 out[key] = self.value(item, depth, counts)
         return out
 
-    def message(self, value: Mapping[Any, Any], depth: int) -> dict[Any, Any]:
+    def message(self, value: dict[str, Any], depth: int) -> dict[str, Any]:
         kind = value.get("type") or value.get("role")
-        out: dict[Any, Any] = {}
+        out: dict[str, Any] = {}
         for key, item in value.items():
             if key == "content":
                 out[key] = item if item in ("", None, []) else REDACTED
@@ -177,7 +205,7 @@ class _Redactor:
                 out[key] = self.calls(item, depth)
             elif key in _USAGE_KEYS:
                 out[key] = self.value(item, depth, counts=True)
-            elif key == "response_metadata" and isinstance(item, Mapping):
+            elif key == "response_metadata" and isinstance(item, dict):
                 out[key] = {
                     k: v
                     if k in _MODEL_KEYS and _identifier(v)
@@ -189,14 +217,13 @@ class _Redactor:
         return out
 
     def calls(self, value: Any, depth: int) -> Any:
-        if not isinstance(value, list | tuple):
+        if not isinstance(value, list):
             return self.value(value, depth)
         return [
-            self.call(call, depth) if isinstance(call, Mapping) else self.value(call, depth)
-            for call in value
+            self.call(call) if isinstance(call, dict) else self.value(call, depth) for call in value
         ]
 
-    def call(self, value: Mapping[Any, Any], depth: int) -> dict[Any, Any]:
+    def call(self, value: dict[str, Any]) -> dict[str, Any]:
         """A tool call keeps its name, id, type and index; arguments and errors go."""
         return {
             key: item
@@ -206,42 +233,6 @@ class _Redactor:
         }
 
 
-class _ArtifactSanitizer:
-    """Keep content, sanitize artifacts; ``active`` guards against cycles."""
-
-    def __init__(self) -> None:
-        self.active: set[int] = set()
-
-    def value(self, value: Any, depth: int) -> Any:
-        if value is None or isinstance(value, str | bool | int | float):
-            return value
-        if depth >= MAX_DEPTH or id(value) in self.active:
-            return REDACTED
-        self.active.add(id(value))
-        try:
-            return self._container(value, depth + 1)
-        finally:
-            self.active.discard(id(value))
-
-    def _container(self, value: Any, depth: int) -> Any:
-        if isinstance(value, BaseMessage):
-            artifact = getattr(value, "artifact", None)
-            if artifact is None:
-                return value
-            return value.model_copy(update={"artifact": sanitize_artifact(artifact)})
-        if isinstance(value, Mapping):
-            return {
-                key: sanitize_artifact(item) if key == "artifact" else self.value(item, depth)
-                for key, item in value.items()
-            }
-        if isinstance(value, list | tuple):
-            return [self.value(item, depth) for item in value]
-        fields = _fields(value)
-        if fields is not None:
-            return self.value(fields, depth)
-        return value
-
-
 def redact(payload: Mapping[str, Any]) -> dict[str, Any]:
     """Redact one run's inputs or outputs (the trace client's ``hide_inputs``/``hide_outputs``).
 
@@ -249,12 +240,12 @@ def redact(payload: Mapping[str, Any]) -> dict[str, Any]:
         payload: The run's inputs or outputs, as the langsmith client hands them over.
 
     Returns:
-        A new dict of the same shape: keys, numbers, booleans, message types and roles,
-        message and tool-call ids, tool names, ``stop_decision`` fields and sanitized
-        artifacts are kept; every other string, and every tool call's ``args``, is
-        :data:`REDACTED`. The payload is never changed.
+        A new JSON dict of the same shape: keys, booleans, message types and roles,
+        message and tool-call ids, tool names, token counts, ``stop_decision`` fields and
+        sanitized artifacts are kept; every other string or number, and every tool call's
+        ``args``, is :data:`REDACTED`. The payload is never changed.
     """
-    redacted = _Redactor().value(dict(payload), 0)
+    redacted = _Walker(redacting=True).mapping(to_json(payload), 0)
     return redacted if isinstance(redacted, dict) else {"payload": REDACTED}
 
 
@@ -265,11 +256,12 @@ def sanitize_artifacts(payload: Mapping[str, Any]) -> dict[str, Any]:
         payload: The run's inputs or outputs, as the langsmith client hands them over.
 
     Returns:
-        A new dict; messages that carry an artifact are copied with the sanitized
-        artifact, everything else is passed through. The payload is never changed.
+        A new JSON dict with the payload's content, where every ``artifact`` holds only
+        what :func:`~agent.tracing.allowlist.sanitize_artifact` keeps. The payload is
+        never changed.
     """
-    kept = _ArtifactSanitizer().value(dict(payload), 0)
-    return kept if isinstance(kept, dict) else dict(payload)
+    kept: dict[str, Any] = _Walker(redacting=False).mapping(to_json(payload), 0)
+    return kept
 
 
 def redact_error(error: object) -> object:

@@ -7,7 +7,7 @@
 
 The first form streams one run (``stream_mode=["updates", "custom"]``) and prints each
 ``stop_decision`` event as it arrives, then the answer, the node path and the model-call
-count. ``check`` runs the whole forced-outcome matrix (:data:`agent.scenarios.SCENARIOS`)
+count. ``check`` runs the whole forced-outcome matrix (:data:`agent.client.scenarios.SCENARIOS`)
 against the server and prints expected versus observed per graph.
 
 The server URL comes from ``--url``, else ``LANGGRAPH_URL``, else ``http://127.0.0.1:2024``
@@ -26,14 +26,14 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TextIO, get_args
+from typing import Any, Literal, TextIO, get_args, get_origin
 
 import httpx
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from agent.context import Outcome, ParallelPolicy, StopMode
-from agent.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario
+from agent.client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario
+from agent.context import Context, Outcome
 
 DEFAULT_URL = "http://127.0.0.1:2024"
 URL_ENV = "LANGGRAPH_URL"
@@ -164,6 +164,34 @@ def _refusal(exc: httpx.HTTPStatusError) -> RunFailedError:
     return RunFailedError(f"the server refused the run ({exc.response.status_code}): {detail}")
 
 
+def _read(
+    part: Any, seen: Observation, on_decision: Callable[[dict[str, Any]], None] | None
+) -> None:
+    """Take one streamed part into the observation; raise on an error event."""
+    data = part.data
+    if part.event == "updates" and isinstance(data, dict):
+        seen.path.extend(str(node) for node in data)
+    elif part.event == "custom" and isinstance(data, dict) and "stop_decision" in data:
+        seen.decisions.append(data["stop_decision"])
+        if on_decision is not None:
+            on_decision(data["stop_decision"])
+    elif part.event == "error":
+        error = data if isinstance(data, dict) else {"message": data}
+        msg = f"run failed: {error.get('error', 'error')}: {error.get('message', '')}"
+        raise RunFailedError(msg)
+
+
+def _raise_if_failed(joined: object, run: Any) -> None:
+    """Raise :class:`RunFailedError` for a finished run that failed, with the server's error."""
+    error = joined.get("__error__") if isinstance(joined, dict) else None
+    status = run.get("status") if isinstance(run, dict) else None
+    if error is None and status not in ("error", "timeout"):
+        return
+    error = error if isinstance(error, dict) else {"error": status or "error"}
+    msg = f"run failed: {error.get('error', 'error')}: {error.get('message', '')}"
+    raise RunFailedError(msg)
+
+
 async def stream_run(
     client: LangGraphClient,
     graph: str,
@@ -172,6 +200,7 @@ async def stream_run(
     *,
     thread_id: str | None = None,
     on_decision: Callable[[dict[str, Any]], None] | None = None,
+    replay: bool = False,
 ) -> Observation:
     """Stream one run on a thread and return what it showed.
 
@@ -182,6 +211,10 @@ async def stream_run(
         context: The run's context (any :class:`agent.context.Context` fields).
         thread_id: Continue this thread; a new thread when None.
         on_decision: Called with each ``stop_decision`` event as it arrives.
+        replay: Start the run in the background, wait for it, then replay its whole
+            stored stream. A stream attached as a run starts can miss the run's first
+            events on a server whose workers start runs before the stream is subscribed
+            (Aegra, under load); a finished run's stored stream cannot.
 
     Returns:
         The observation, with the thread's state after the run.
@@ -193,24 +226,20 @@ async def stream_run(
         if thread_id is None:
             thread_id = str((await client.threads.create())["thread_id"])
         seen = Observation(graph=graph, thread_id=thread_id)
-        async for part in client.runs.stream(
-            thread_id,
-            graph,
-            input=user_input(query),
-            context=context,
-            stream_mode=STREAM_MODES,
-        ):
-            data = part.data
-            if part.event == "updates" and isinstance(data, dict):
-                seen.path.extend(str(node) for node in data)
-            elif part.event == "custom" and isinstance(data, dict) and "stop_decision" in data:
-                seen.decisions.append(data["stop_decision"])
-                if on_decision is not None:
-                    on_decision(data["stop_decision"])
-            elif part.event == "error":
-                error = data if isinstance(data, dict) else {"message": data}
-                msg = f"run failed: {error.get('error', 'error')}: {error.get('message', '')}"
-                raise RunFailedError(msg)
+        request: dict[str, Any] = {
+            "input": user_input(query),
+            "context": context,
+            "stream_mode": STREAM_MODES,
+        }
+        if replay:
+            run = await client.runs.create(thread_id, graph, stream_resumable=True, **request)
+            joined = await client.runs.join(thread_id, run["run_id"])
+            _raise_if_failed(joined, await client.runs.get(thread_id, run["run_id"]))
+            parts = client.runs.join_stream(thread_id, run["run_id"], last_event_id="-1")
+        else:
+            parts = client.runs.stream(thread_id, graph, **request)
+        async for part in parts:
+            _read(part, seen, on_decision)
         state = await client.threads.get_state(thread_id)
     except httpx.HTTPStatusError as exc:
         raise _refusal(exc) from exc
@@ -283,7 +312,7 @@ def expected_summary(scenario: Scenario, graph: str) -> RunSummary:
     """Return what ``scenario`` must show on ``graph``, read from the scenario table.
 
     Args:
-        scenario: A row of :data:`agent.scenarios.SCENARIOS`.
+        scenario: A row of :data:`agent.client.scenarios.SCENARIOS`.
         graph: ``legacy`` or ``middleware``.
 
     Returns:
@@ -350,7 +379,7 @@ async def check(
         want = expected_summary(scenario, graph)
         async with gate:
             try:
-                seen = await stream_run(client, graph, scenario.query, context)
+                seen = await stream_run(client, graph, scenario.query, context, replay=True)
             except RunFailedError as exc:
                 return CheckRow(graph, scenario.name, want, None, compare, error=str(exc))
         return CheckRow(graph, scenario.name, want, summarize(seen), compare)
@@ -453,22 +482,33 @@ def run_parser() -> argparse.ArgumentParser:
     _add_url_flag(parser)
     parser.add_argument("--graph", choices=GRAPHS, default="legacy", help="default: legacy")
     parser.add_argument("--thread-id", help="continue this thread (default: a new one)")
-    parser.add_argument("--model", help="'offline' or a provider:model string")
-    parser.add_argument("--stop-mode", choices=get_args(StopMode))
-    parser.add_argument(
-        "--force-outcome",
-        type=_outcomes,
-        action="append",
-        metavar="OUTCOME[,OUTCOME...]",
-        help="force tool outcomes in call order (repeatable or comma list): "
-        + ", ".join(get_args(Outcome)),
-    )
-    parser.add_argument("--parallel-policy", choices=get_args(ParallelPolicy))
-    parser.add_argument("--max-retries", type=int)
-    parser.add_argument("--spend-cap", type=float)
-    parser.add_argument("--max-model-calls", type=int)
-    parser.add_argument("--seed", type=int)
+    _add_context_flags(parser)
     return parser
+
+
+def _add_context_flags(parser: argparse.ArgumentParser) -> None:
+    """Add one flag per ``Context`` field, so a new field gets its flag with no edit here."""
+    for name, info in Context.model_fields.items():
+        flag = "--" + name.replace("_", "-")
+        if name == "force_outcome":
+            parser.add_argument(
+                flag,
+                type=_outcomes,
+                action="append",
+                metavar="OUTCOME[,OUTCOME...]",
+                help="force tool outcomes in call order (repeatable or comma list): "
+                + ", ".join(get_args(Outcome)),
+            )
+            continue
+        annotation = info.annotation
+        choices = get_args(annotation) if get_origin(annotation) is Literal else None
+        first = (info.description or "").split(". ")[0].rstrip(".")
+        if annotation is int:
+            parser.add_argument(flag, type=int, help=first or None)
+        elif annotation is float:
+            parser.add_argument(flag, type=float, help=first or None)
+        else:
+            parser.add_argument(flag, choices=choices, help=first or None)
 
 
 def check_parser() -> argparse.ArgumentParser:
@@ -476,7 +516,7 @@ def check_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m agent.client check",
         description=(
-            "Run the forced-outcome matrix (agent/scenarios.py) against a server and print "
+            "Run the forced-outcome matrix (agent/client/scenarios.py) against a server and print "
             "expected versus observed per graph. Exits 1 on any mismatch."
         ),
     )
@@ -515,15 +555,9 @@ def context_from(args: argparse.Namespace) -> dict[str, Any]:
     if args.force_outcome:
         outcomes = [value for group in args.force_outcome for value in group]
         context["force_outcome"] = outcomes[0] if len(outcomes) == 1 else outcomes
-    for name in (
-        "model",
-        "stop_mode",
-        "parallel_policy",
-        "max_retries",
-        "spend_cap",
-        "max_model_calls",
-        "seed",
-    ):
+    for name in Context.model_fields:
+        if name == "force_outcome":
+            continue
         value = getattr(args, name)
         if value is not None:
             context[name] = value

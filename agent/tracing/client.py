@@ -1,8 +1,9 @@
 """The langsmith client every trace of this project goes through.
 
 :func:`trace_client` builds a ``langsmith.Client`` whose ``hide_inputs`` /
-``hide_outputs`` redact content (or, with ``AGENT_REDACT_TRACES=false``, only sanitize
-artifacts) and whose ``hide_metadata`` drops anything that looks like a credential.
+``hide_outputs`` serialize a run's payload to JSON and redact its content (or, with
+``AGENT_REDACT_TRACES=false``, only sanitize artifacts), and whose ``hide_metadata`` drops
+anything that looks like a credential.
 :func:`configure_tracing` makes it the process-wide default when tracing is on, so runs
 served by ``langgraph dev`` use it; both graph modules call it when they are imported.
 """
@@ -16,8 +17,8 @@ from typing import Any
 import langsmith
 from langchain_core.tracers.langchain import get_client
 
-from agent.redaction import redact, redact_error, redaction_enabled, sanitize_artifacts
-from agent.sanitize import scrub_metadata
+from agent.tracing.allowlist import scrub_metadata
+from agent.tracing.redaction import redact, redact_error, redaction_enabled, sanitize_artifacts
 
 TRACING_VARS = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2")
 """Any of these set to ``true`` turns tracing on (as in langsmith itself)."""
@@ -26,10 +27,13 @@ TRACING_VARS = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_
 class RedactingClient(langsmith.Client):
     """A ``langsmith.Client`` that also redacts run errors down to the exception type.
 
-    A tool's exception text can quote content or a key (an HTTP error echoing a URL). The
-    client passes every run error through ``_hide_run_error`` before sending; langsmith
-    0.15 uses it for its ``anonymizer`` only. Overriding it is the one private hook used
-    here; ``tests/unit_tests/test_tracing_redaction.py`` fails if it stops being called.
+    A tool's exception text can quote content or a key (an HTTP error echoing a URL). In
+    langsmith 0.15 the only public hook that sees run errors is ``anonymizer=``, and it
+    replaces ``hide_inputs``, ``hide_outputs`` and ``hide_metadata`` as well, with no way to
+    tell which of the four it was handed: it would redact the stop metadata too. So the
+    client keeps the public ``hide_*`` callables and overrides one private method,
+    ``_hide_run_error``, through which the client passes every error before sending.
+    ``tests/unit_tests/test_tracing_redaction.py`` fails if it stops being called.
     """
 
     def _hide_run_error(self, error: Any) -> Any:

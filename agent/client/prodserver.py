@@ -2,8 +2,8 @@
 
 ::
 
-    python -m agent.prodserver                 # what `make prod` runs
-    python -m agent.prodserver --port 8123 --postgres-port 55432
+    python -m agent.client.prodserver                 # what `make prod` runs
+    python -m agent.client.prodserver --port 8123 --postgres-port 55432
 
 Aegra (``aegra-api``) serves the graphs of ``aegra.json`` over the same Agent Protocol API
 as ``langgraph dev``, with threads, checkpoints, runs and store items in PostgreSQL and the
@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.devserver import free_port
+from agent.client.devserver import free_port
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "aegra.json"
 """Aegra's config: the graph ids, graphs and auth of ``langgraph.json``, as file paths."""
 STATE = ROOT / ".prod"
@@ -373,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         0 after Ctrl-C, 1 when a process of the stack failed.
     """
-    parser = argparse.ArgumentParser(prog="python -m agent.prodserver", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m agent.client.prodserver", description=__doc__)
     parser.add_argument("--port", type=int, default=2026, help="API port (default 2026)")
     parser.add_argument("--postgres-port", type=int, default=None, help="default: a free one")
     parser.add_argument("--redis-port", type=int, default=None, help="default: a free one")

@@ -1,0 +1,128 @@
+"""The ``legacy`` graph: a hand-built ReAct loop whose tools edge reads the artifact.
+
+::
+
+    START -> agent -> tools_condition -> tools | END
+             tools -> route_after_tools -> agent | finalize
+             finalize -> END
+
+``tools`` refuses each call the spend-cap policy blocks, runs a ``ToolNode`` on the others
+(in the order the model issued them), then asks the core's
+:class:`~agent.stopping.graph.StopRouter` about the step, which checkpoints the decision
+under ``stop_decision``. ``finalize`` makes no model call: it relays the settled tools'
+content. Nothing here needs langgraph or langchain 1.x: the graph builds and runs on
+langgraph 0.6.6 with langchain-core 0.3 (``make compat``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.config import get_config
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.runtime import Runtime
+from langgraph.types import Checkpointer
+
+from agent.context import Context, resolve
+from agent.graphs.commands import checked
+from agent.models import load_model
+from agent.policy import spend_cap_refusal, tool_error_content
+from agent.state import InputState, State
+from agent.stopping.graph import StopRouter
+from agent.stopping.state import require_messages
+from agent.tools import TOOLS
+from agent.tracing.client import configure_tracing
+from agent.tracing.metadata import trace_decision, trace_model_call, traced_tool
+
+CALLS_TO_RUN = "calls_to_run"
+"""Where the tools node hands ``ToolNode`` the calls the policy let through.
+
+``ToolNode`` runs the tool calls of the last AIMessage under its ``messages_key``; the tools
+read ``messages`` (``InjectedState``), which keeps the model's AIMessage unchanged, so each
+call's position this turn (``invocation_index``) is the one the model gave it.
+"""
+
+
+def build_legacy(
+    tools: Sequence[BaseTool] = TOOLS, *, checkpointer: Checkpointer = None
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Build the hand-built graph.
+
+    Args:
+        tools: Tools to bind; each returns ``(content, artifact)``.
+        checkpointer: For in-process use; the server brings its own.
+
+    Returns:
+        The compiled graph.
+    """
+    # ToolNode's wrap_tool_call is langgraph 1.x only: the policy runs in tools_step, and
+    # each tool is a traced copy whose own run records its sanitized artifact.
+    tool_node = ToolNode(
+        [traced_tool(tool) for tool in tools],
+        handle_tool_errors=tool_error_content,
+        messages_key=CALLS_TO_RUN,
+    )
+    router = StopRouter(on_decision=trace_decision)  # settings come from each run's Context
+
+    async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Call the model; with tools bound unless a polish stop is pending."""
+        context = resolve(runtime.context)
+        messages = state.get("messages", [])
+        require_messages(messages)
+        update: dict[str, Any] = {}
+        if isinstance(messages[-1], HumanMessage):
+            update["stop_decision"] = None  # a new turn: no tool has run yet
+        decision = update.get("stop_decision", state.get("stop_decision"))
+        polishing = decision is not None and decision["action"] == "stop"
+        model = load_model(context.model)
+        runnable = model if polishing else model.bind_tools(list(tools))
+        update["messages"] = [await runnable.ainvoke(messages)]
+        trace_model_call([*messages, *update["messages"]], decision)
+        return update
+
+    async def tools_step(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Refuse over-cap calls, run the others, then decide from their artifacts."""
+        context = resolve(runtime.context)
+        # The calls of the latest AIMessage, as ToolNode itself would pick them.
+        issued = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
+        if issued is None:
+            msg = "No AIMessage found in input"  # ToolNode's own error for this state
+            raise ValueError(msg)
+        refusals = [spend_cap_refusal(call, context) for call in issued.tool_calls]
+        allowed = [c for c, r in zip(issued.tool_calls, refusals, strict=True) if r is None]
+        ran: list[ToolMessage] = []
+        if allowed:
+            calls = issued.model_copy(update={"tool_calls": allowed})
+            result = await tool_node.ainvoke({**state, CALLS_TO_RUN: [calls]}, get_config())
+            ran = result[CALLS_TO_RUN]
+        results = iter(ran)
+        new_messages = [next(results) if r is None else r for r in refusals]
+        return {
+            "messages": new_messages,
+            **router.after_tools([*state["messages"], *new_messages], context),
+        }
+
+    def route_after_tools(state: State, runtime: Runtime[Context]) -> Literal["agent", "finalize"]:
+        """Finalize on a hard stop; otherwise (continue, or polish) back to the model."""
+        return router.route_after_tools(state, resolve(runtime.context))
+
+    builder = StateGraph(State, context_schema=Context, input_schema=InputState)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", tools_step)
+    builder.add_node("finalize", router.finalize)
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
+    builder.add_conditional_edges(
+        "tools", route_after_tools, {"agent": "agent", "finalize": "finalize"}
+    )
+    builder.add_edge("finalize", END)
+    return checked(builder.compile(checkpointer=checkpointer, name="legacy"))
+
+
+configure_tracing()  # before any run: traces go through the redacting client
+graph = build_legacy()

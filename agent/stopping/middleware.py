@@ -1,0 +1,143 @@
+"""``StopOnArtifactMiddleware``: the stop decision inside ``langchain.agents.create_agent``.
+
+::
+
+    agent = create_agent(
+        model,
+        tools,  # each returns (content, artifact) with response_format="content_and_artifact"
+        middleware=[StopOnArtifactMiddleware(stop_mode="hard", parallel_policy="all")],
+    )
+
+``before_model`` runs before every model call, so after a tool step it decides, records the
+decision under ``stop_decision`` (checkpointed, unlike ``jump_to``), streams it and, on a
+hard stop, jumps to the end with the settled tools' content as the answer. Under
+``stop_mode="polish"`` it lets exactly one more model call through, with no tools bound.
+Place policy middleware (a spend cap, for example) before it, so a denial is written before
+any stop is read. Needs ``langchain`` 1.x.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, NotRequired, cast
+
+from langchain.agents import AgentState
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse, hook_config
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.runtime import Runtime
+
+from agent.stopping.decision import StopDecision, decide, final_text, is_hard_stop
+from agent.stopping.settings import ParallelPolicy, StopMode, StopSettings
+from agent.stopping.state import require_messages
+from agent.stopping.stream import DecisionHook, ModelCallHook, emit
+
+
+class StopOnArtifactState(AgentState[Any]):
+    """``create_agent``'s state with the latest stop decision."""
+
+    stop_decision: NotRequired[StopDecision | None]
+    """Decision of the latest tool step this turn; None when no tool ran. Checkpointed."""
+
+
+class StopOnArtifactMiddleware(AgentMiddleware[StopOnArtifactState, Any]):
+    """Stop after a tool step when :func:`agent.stopping.decision.decide` says so.
+
+    The constructor sets the defaults; a run whose context has a field of the same name
+    (``stop_mode``, ``parallel_policy``, ``max_retries``, ``max_model_calls``) overrides
+    that setting for the run.
+
+    Args:
+        stop_mode: See :data:`~agent.stopping.settings.StopMode`.
+        parallel_policy: See :data:`~agent.stopping.settings.ParallelPolicy`.
+        max_retries: Transient outcomes allowed per user message.
+        max_model_calls: Model calls allowed per user message.
+        on_decision: Called with every decision, after it is streamed.
+        on_model_call: Called after every model call with the messages so far.
+
+    Raises:
+        ValueError: If a setting is outside its allowed values (named, never quoted).
+    """
+
+    state_schema = StopOnArtifactState
+
+    def __init__(
+        self,
+        *,
+        stop_mode: StopMode = "hard",
+        parallel_policy: ParallelPolicy = "all",
+        max_retries: int = 2,
+        max_model_calls: int = 6,
+        on_decision: DecisionHook | None = None,
+        on_model_call: ModelCallHook | None = None,
+    ) -> None:
+        """Validate and keep the settings."""
+        super().__init__()
+        self.settings = StopSettings(
+            stop_mode=stop_mode,
+            parallel_policy=parallel_policy,
+            max_retries=max_retries,
+            max_model_calls=max_model_calls,
+        )
+        self.on_decision = on_decision
+        self.on_model_call = on_model_call
+
+    @property
+    def name(self) -> str:
+        """Node-name prefix: the hook's node is ``stop_on_artifact.before_model``."""
+        return "stop_on_artifact"
+
+    @hook_config(can_jump_to=["end"])
+    def before_model(
+        self, state: StopOnArtifactState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Decide about the tool step that just ran, if any."""
+        messages = state.get("messages", [])
+        require_messages(messages)
+        last = messages[-1]
+        if isinstance(last, HumanMessage):
+            return {"stop_decision": None}  # a new turn: no tool has run yet
+        if not isinstance(last, ToolMessage):
+            return None
+        settings = self.settings.for_run(runtime.context)
+        decision = decide(messages, settings)
+        emit(decision, messages, self.on_decision)
+        if is_hard_stop(decision, settings):
+            answer = AIMessage(content=final_text(decision, messages))
+            return {"stop_decision": decision, "jump_to": "end", "messages": [answer]}
+        return {"stop_decision": decision}
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_model(
+        self, state: StopOnArtifactState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async twin of :meth:`before_model`."""
+        return self.before_model(state, runtime)
+
+    @staticmethod
+    def _request(request: ModelRequest[Any]) -> ModelRequest[Any]:
+        decision = cast("StopDecision | None", request.state.get("stop_decision"))
+        if decision is not None and decision["action"] == "stop":
+            return request.override(tools=[])  # polish: phrase the answer, call nothing
+        return request
+
+    def _record(self, request: ModelRequest[Any], response: ModelResponse) -> ModelResponse:
+        if self.on_model_call is not None:
+            decision = cast("StopDecision | None", request.state.get("stop_decision"))
+            self.on_model_call([*request.state["messages"], *response.result], decision)
+        return response
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse],
+    ) -> ModelResponse:
+        """Unbind the tools for the one polish call after a stop."""
+        return self._record(request, handler(self._request(request)))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse]],
+    ) -> ModelResponse:
+        """Async twin of :meth:`wrap_model_call`."""
+        return self._record(request, await handler(self._request(request)))

@@ -1,0 +1,89 @@
+"""Running the compiled graphs in-process and reading what they did."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agent.client.scenarios import MODEL_NODES
+from agent.graphs.legacy import build_legacy
+from agent.graphs.middleware import build_middleware
+from agent.stopping import turn_start
+from agent.tools import TOOLS
+
+
+@dataclass
+class Observed:
+    path: list[str]
+    events: list[dict[str, Any]]
+    state: dict[str, Any]
+    updates: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def model_calls(self) -> int:
+        return sum(1 for node in self.path if node in MODEL_NODES)
+
+    @property
+    def messages(self) -> list[BaseMessage]:
+        return list(self.state["messages"])
+
+    @property
+    def decision(self) -> dict[str, Any] | None:
+        return self.state.get("stop_decision")
+
+    @property
+    def answer(self) -> AIMessage:
+        last = self.messages[-1]
+        assert isinstance(last, AIMessage)
+        return last
+
+    def tool_message(self, tool_call_id: str) -> ToolMessage:
+        for message in self.messages:
+            if isinstance(message, ToolMessage) and message.tool_call_id == tool_call_id:
+                return message
+        raise AssertionError(f"no ToolMessage {tool_call_id}")
+
+
+def tool_steps(messages: Sequence[BaseMessage]) -> list[list[ToolMessage]]:
+    """ToolMessages grouped per model turn of the current turn, in call order."""
+    steps: list[list[ToolMessage]] = []
+    order: dict[str, int] = {}
+    for message in messages[turn_start(messages) :]:
+        if isinstance(message, AIMessage) and message.tool_calls:
+            order = {str(call["id"]): i for i, call in enumerate(message.tool_calls)}
+            steps.append([])
+        elif isinstance(message, ToolMessage) and steps:
+            steps[-1].append(message)
+    return [sorted(step, key=lambda m: order.get(m.tool_call_id, len(order))) for step in steps]
+
+
+def build(graph: str, tools: Sequence[BaseTool] = TOOLS) -> Any:
+    builder = build_legacy if graph == "legacy" else build_middleware
+    return builder(tools, checkpointer=InMemorySaver())
+
+
+async def run(
+    graph: Any, text: str, context: dict[str, Any] | None = None, thread_id: str = "t"
+) -> Observed:
+    path: list[str] = []
+    events: list[dict[str, Any]] = []
+    updates: list[dict[str, Any]] = []
+    config = {"configurable": {"thread_id": thread_id}}
+    async for mode, chunk in graph.astream(
+        {"messages": [{"role": "user", "content": text}]},
+        config,
+        context=context,
+        stream_mode=["updates", "custom"],
+    ):
+        if mode == "updates":
+            updates.append(chunk)
+            path.extend(chunk)
+        else:
+            events.append(chunk)
+    state = (await graph.aget_state(config)).values
+    return Observed(path=path, events=events, state=state, updates=updates)

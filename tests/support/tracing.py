@@ -1,0 +1,236 @@
+"""Reading stop metadata out of what the loopback LangSmith collector received.
+
+Shared by the tracing tests in-process (``tests/unit_tests/test_tracing_*.py``), through
+``langgraph dev`` (``tests/integration_tests/test_tracing_server.py``) and on the
+production server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import langsmith
+
+from agent.client.scenarios import GRAPHS, STOP_NODE
+from agent.tools import TOOLS
+from agent.tracing.client import trace_client
+from agent.tracing.metadata import STOP_KEYS, TAG_PREFIX, TOTAL_KEYS
+from tests.support.extra_tools import artifact_tool, plain, raiser
+from tests.support.graph_runs import Observed, build, run
+from tests.support.langsmith_collector import LangSmithCollector
+
+DECIDING_NODE = {"legacy": "tools", "middleware": STOP_NODE}
+"""The node whose run decides a tool step, per graph."""
+
+NOT_RECORDED = "<no stop_artifact>"
+"""A tool run that raised records no artifact."""
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def metadata(run: Mapping[str, Any]) -> dict[str, Any]:
+    return dict((run.get("extra") or {}).get("metadata") or {})
+
+
+def observed_trace(
+    runs: Mapping[str, Mapping[str, Any]], root_id: str, graph: str
+) -> dict[str, Any]:
+    """What the collector received for one trace, in the shape of :func:`expected_trace`."""
+    trace = sorted(
+        (r for r in runs.values() if r.get("trace_id") == root_id),
+        key=lambda r: str(r.get("dotted_order")),
+    )
+    deciding = [
+        r for r in trace if r.get("name") == DECIDING_NODE[graph] and "stop_rule" in metadata(r)
+    ]
+    return {
+        "deciding": [{k: metadata(r)[k] for k in STOP_KEYS} for r in deciding],
+        "tags": [[t for t in r.get("tags") or [] if t.startswith(TAG_PREFIX)] for r in deciding],
+        "tools": sorted(
+            (r["extra"]["tool_call_id"], metadata(r).get("stop_artifact", NOT_RECORDED))
+            for r in trace
+            if r.get("run_type") == "tool"
+        ),
+        "root": {k: metadata(runs[root_id]).get(k, "<missing>") for k in STOP_KEYS + TOTAL_KEYS},
+    }
+
+
+TOKEN_KEYS = ("input_tokens", "output_tokens")
+"""Root-run totals that differ between the graphs (see :func:`same_across_graphs`)."""
+
+
+def same_across_graphs(trace: dict[str, Any]) -> dict[str, Any]:
+    """The trace without token counts, which both graphs must agree on.
+
+    Token counts are checked per graph against its own state: they differ between the graphs
+    because ``create_agent`` names its AIMessages (``name="middleware"``) and the offline
+    model counts that name among the next call's input tokens.
+    """
+    root = {k: v for k, v in trace["root"].items() if k not in TOKEN_KEYS}
+    return {**trace, "root": root}
+
+
+def stop_keys_nowhere_else(runs: Mapping[str, Mapping[str, Any]], root_id: str, graph: str) -> None:
+    """Only the root run and the deciding runs carry ``stop_rule``."""
+    for run_ in runs.values():
+        if run_.get("trace_id") != root_id or run_["id"] == root_id:
+            continue
+        if "stop_rule" in metadata(run_):
+            assert run_["name"] == DECIDING_NODE[graph], run_["name"]
+
+
+def root_of(collector: LangSmithCollector, name: str, thread_id: str) -> dict[str, Any]:
+    """Wait until the root run of a thread's trace has ended and carries the totals."""
+
+    def done(runs: dict[str, dict[str, Any]]) -> bool:
+        return any(
+            r.get("name") == name
+            and not r.get("parent_run_id")
+            and r.get("end_time")
+            and metadata(r).get("thread_id") == thread_id
+            and "model_calls" in metadata(r)
+            for r in runs.values()
+        )
+
+    runs = collector.wait_for(done)
+    [root] = [
+        r
+        for r in runs.values()
+        if r.get("name") == name
+        and not r.get("parent_run_id")
+        and metadata(r).get("thread_id") == thread_id
+    ]
+    return root
+
+
+async def trace_both(
+    collector: LangSmithCollector,
+    text: str,
+    context: dict[str, Any] | None = None,
+    *,
+    tools: Sequence[Any] = TOOLS,
+    redact: bool = True,
+    thread_id: str = "t",
+) -> dict[str, tuple[Observed, dict[str, Any], dict[str, dict[str, Any]]]]:
+    """Run both graphs with tracing on (for these calls only).
+
+    Returns:
+        Per graph: the observed run, its root run, and every run the collector holds.
+    """
+    client = trace_client(redact_content=redact, api_url=collector.url, api_key="dummy")
+    observed: dict[str, Observed] = {}
+    with langsmith.tracing_context(enabled=True, client=client, project_name="tracing-test"):
+        for graph_name in GRAPHS:
+            graph = build(graph_name, tools)
+            observed[graph_name] = await run(graph, text, context, f"{graph_name}-{thread_id}")
+    client.flush()
+    roots = {g: root_of(collector, g, f"{g}-{thread_id}") for g in GRAPHS}
+    runs = collector.runs_snapshot()
+    return {g: (observed[g], roots[g], runs) for g in GRAPHS}
+
+
+def decisions_of(observed: Observed) -> list[dict[str, Any]]:
+    return [event["stop_decision"] for event in observed.events if "stop_decision" in event]
+
+
+EXTRA_TOOLS = [
+    artifact_tool("weird", {"stop": "false", "reason": "completed"}),
+    artifact_tool("odd", "stop"),
+    plain,
+    raiser,
+]
+
+EXTRA_CASES = {
+    # name: (query, rule of the one tool step)
+    "invalid_artifact-dict": ("weird: anything", "invalid_artifact"),
+    "invalid_artifact-string": ("odd: anything", "invalid_artifact"),
+    "no_artifact": ("plain: anything", "no_artifact"),
+    "tool_error-raises": ("raiser: anything", "tool_error"),
+    "tool_error-bad_arguments": ("checkout: a lamp", "tool_error"),
+}
+
+
+def _transient(attempt: int) -> dict[str, Any]:
+    return {"stop": False, "reason": "transient", "attempt": attempt, "status": 503}
+
+
+def _stop(
+    action: str,
+    rule: str,
+    reason: str | None,
+    tool: str,
+    call: str,
+    answer_from: list[str],
+    artifact: dict[str, Any] | None,
+) -> dict[str, Any]:
+    return {
+        "stop_action": action,
+        "stop_rule": rule,
+        "stop_reason": reason,
+        "stop_tool": tool,
+        "stop_tool_call_id": call,
+        "stop_answer_from": answer_from,
+        "stop_artifact": artifact,
+    }
+
+
+_RETRY_1 = _stop("continue", "transient", "transient", "search", "call_1_0", [], _transient(0))
+_RETRY_2 = _stop("continue", "transient", "transient", "search", "call_3_0", [], _transient(1))
+_BUDGET = _stop("stop", "retry_budget", "transient", "search", "call_5_0", [], _transient(2))
+_CAP = {"stop": True, "reason": "policy_block", "policy": "spend_cap", "cap": 500.0}
+_RECEIPT = {"stop": True, "reason": "completed", "attempt": 1, "order_id": "ORD-8756256A"}
+_BLOCK = _stop(
+    "stop", "policy_block", "policy_block", "checkout", "call_1_0", ["call_1_0", "call_1_1"], _CAP
+)
+_WEIRD = {"stop": "false", "reason": "completed"}
+_INVALID = _stop("continue", "invalid_artifact", None, "weird", "call_1_0", [], _WEIRD)
+_RAISED = _stop("continue", "tool_error", None, "raiser", "call_1_0", [], None)
+
+EXPECTED_TRACES: dict[str, dict[str, Any]] = {
+    # scenario or extra case: what observed_trace shows, without token counts (both graphs)
+    "retries_exhausted-polish": {
+        "deciding": [_RETRY_1, _RETRY_2, _BUDGET],
+        "tags": [["stop:transient"], ["stop:transient"], ["stop:retry_budget"]],
+        "tools": [
+            ["call_1_0", _transient(0)],
+            ["call_3_0", _transient(1)],
+            ["call_5_0", _transient(2)],
+        ],
+        "root": {**_BUDGET, "model_calls": 3, "tool_calls": 3, "model_name": "offline"},
+    },
+    "parallel-policy_block_and_receipt": {
+        "deciding": [_BLOCK],
+        "tags": [["stop:policy_block"]],
+        # the refused checkout never ran: only the mouse's has a tool run
+        "tools": [["call_1_1", {**_RECEIPT, "amount": 20.0}]],
+        "root": {**_BLOCK, "model_calls": 1, "tool_calls": 2, "model_name": "offline"},
+    },
+    "invalid_artifact-dict": {
+        "deciding": [_INVALID],
+        "tags": [["stop:invalid_artifact"]],
+        "tools": [["call_1_0", _WEIRD]],  # kept as sent: it shows why it was invalid
+        "root": {**_INVALID, "model_calls": 2, "tool_calls": 1, "model_name": "offline"},
+    },
+    "tool_error-raises": {
+        "deciding": [_RAISED],
+        "tags": [["stop:tool_error"]],
+        "tools": [["call_1_0", NOT_RECORDED]],
+        "root": {**_RAISED, "model_calls": 2, "tool_calls": 1, "model_name": "offline"},
+    },
+}
+"""Literal expectations for representative runs: a retry budget spent over three steps, a
+policy refusal beside a completed call, an invalid artifact, a raising tool."""
+
+
+def as_json(trace: dict[str, Any]) -> dict[str, Any]:
+    """A trace with tuples as lists, as :data:`EXPECTED_TRACES` writes them."""
+    return {**trace, "tools": [list(pair) for pair in trace["tools"]]}
+
+
+def matches_events(trace: dict[str, Any], decisions: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the deciding runs' metadata says what the ``stop_decision`` events said."""
+    fields = ("action", "rule", "reason", "tool", "tool_call_id", "answer_from")
+    said = [{f"stop_{f}": d[f] for f in fields} for d in decisions]
+    shown = [{k: v for k, v in run.items() if k != "stop_artifact"} for run in trace["deciding"]]
+    return said == shown
