@@ -118,10 +118,11 @@ async def test_a_spent_retry_budget_keeps_the_part_that_was_settled(
 
 
 async def test_both_graphs_give_the_same_answers(client: LangGraphClient) -> None:
-    for question, context in [
+    cases: list[tuple[str, dict[str, Any]]] = [
         ("checkpointer; interrupts", {"force_outcome": ["success", "transient", "success"]}),
         ("buy a laptop for 900; buy a mouse for 20", {"force_outcome": "success"}),
         ("store; streaming", {"force_outcome": ["fatal", "success"]}),
-    ]:
+    ]
+    for question, context in cases:
         answers = [(await ask(client, g, question, context))[0] for g in GRAPHS]
         assert answers[0] == answers[1], question

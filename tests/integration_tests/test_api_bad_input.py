@@ -13,7 +13,7 @@ from langgraph_sdk.client import LangGraphClient
 
 from agent.client.scenarios import GRAPHS, by_name
 from agent.context import Context
-from tests.support.api import assert_answer, current_turn, tool_steps, user_input
+from tests.support.api import assert_answer, current_turn, run_request, tool_steps, user_input
 
 BAD_CONTEXT: dict[str, Any] = {
     "model": "gpt4",  # not "offline" and not provider:model
@@ -51,7 +51,7 @@ def test_every_context_field_has_a_bad_value_the_model_rejects() -> None:
 
 async def test_invalid_context_fails_the_run_naming_the_field(client: LangGraphClient) -> None:
     async def one(graph: str, name: str, value: Any) -> None:
-        request = {"input": user_input("checkpointer"), "context": {name: value}}
+        request = run_request("checkpointer", {name: value})
         # runs.wait without raising: the error as the API returns it.
         output = await client.runs.wait(None, graph, raise_error=False, **request)
         assert isinstance(output, dict) and "__error__" in output, (graph, name, output)

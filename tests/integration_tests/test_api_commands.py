@@ -78,11 +78,12 @@ async def test_commands_fail_naming_command_unless_the_graph_can_run_them(
     client: LangGraphClient,
 ) -> None:
     # All at once: each case waits on the server's queue, not on the others.
+    commands: list[dict[str, Any]] = [{"resume": "yes"}, {"update": {"messages": []}}]
     await asyncio.gather(
         *(
             resume_or_update_on_threads_that_are_not_interrupted(client, graph, command)
             for graph in GRAPHS
-            for command in ({"resume": "yes"}, {"update": {"messages": []}})
+            for command in commands
         ),
         *(goto_to_an_unknown_node(client, graph) for graph in GRAPHS),
         *(resume_of_an_interrupted_thread(client, graph) for graph in GRAPHS),

@@ -20,10 +20,12 @@ from tests.support.api import (
     api_tool_record,
     assert_answer,
     canonical,
+    metadata_of,
     reference_run,
     tool_record,
     turns,
     user_input,
+    values_of,
 )
 from tests.support.dev_server import dev_server
 
@@ -140,7 +142,7 @@ async def test_threads_survive_a_restart(tmp_path: Path) -> None:
             for graph, thread_id in threads.items():
                 state_before, history_before = before[graph]
                 thread = await sdk.threads.get(thread_id)
-                assert thread["metadata"]["graph"] == graph
+                assert metadata_of(thread)["graph"] == graph
                 assert await sdk.threads.get_state(thread_id) == state_before
                 assert await sdk.threads.get_history(thread_id, limit=100) == history_before
                 assert state_before["values"]["stop_decision"]["rule"] == first_turn.rule
@@ -175,7 +177,9 @@ async def test_a_kill_minus_9_loses_what_the_readme_says(tmp_path: Path) -> None
         read = (await sdk.threads.create(metadata={"case": "read"}))["thread_id"]
         await sdk.runs.wait(read, GRAPHS[0], input=user_input("checkpointer"))
         assert [r["status"] for r in await sdk.runs.list(read)] == ["success"]
-        assert (await sdk.threads.get_state(read))["values"]["messages"]  # any client's read
+        assert values_of((await sdk.threads.get_state(read))["values"])[
+            "messages"
+        ]  # any client's read
         after_read = time.time() - 0.01
         # Wait for the periodic flush (every ~10 s) after the read: threads and runs are
         # written, checkpoints are not.
@@ -196,7 +200,7 @@ async def test_a_kill_minus_9_loses_what_the_readme_says(tmp_path: Path) -> None
         sdk = get_client(url=second.url, api_key=None)
         try:
             # The thread and its run came back, the run still says success...
-            assert (await sdk.threads.get(read))["metadata"]["case"] == "read"
+            assert metadata_of(await sdk.threads.get(read))["case"] == "read"
             assert [r["status"] for r in await sdk.runs.list(read)] == ["success"]
             # ...but the state did not.
             assert (await sdk.threads.get_state(read))["values"] in ({}, None, [])

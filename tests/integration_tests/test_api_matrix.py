@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from langgraph_sdk.client import LangGraphClient
+from langgraph_sdk.schema import StreamMode
 
 from agent.client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario, by_name
 from agent.stopping import parse_artifact
@@ -26,14 +27,16 @@ from tests.support.api import (
     decisions_in_history,
     model_messages,
     reference_run,
+    run_request,
     tool_record,
     tool_steps,
     turns,
     user_input,
+    values_of,
 )
 
 WAYS = ("wait", "stream", "background")
-STREAM_MODES = ["updates", "custom"]
+STREAM_MODES: list[StreamMode] = ["updates", "custom"]
 IN_FLIGHT = 24
 
 
@@ -53,7 +56,7 @@ class ApiRun:
 
     @property
     def values(self) -> dict[str, Any]:
-        return self.state["values"]
+        return values_of(self.state["values"])
 
     @property
     def turn(self) -> list[dict[str, Any]]:
@@ -75,10 +78,10 @@ def _read_stream(part: Any, run: ApiRun) -> None:
 
 async def drive(client: LangGraphClient, way: str, graph: str, scenario: Scenario) -> ApiRun:
     thread_id = (await client.threads.create())["thread_id"]
-    request = {"input": user_input(scenario.query), "context": scenario.context}
+    request = run_request(scenario.query, scenario.context)
     run = ApiRun(output={}, state={}, history=[])
     if way == "wait":
-        run.output = await client.runs.wait(thread_id, graph, **request)  # type: ignore[assignment]
+        run.output = values_of(await client.runs.wait(thread_id, graph, **request))
     elif way == "stream":
         run.path, run.events, run.streamed_tools = [], [], []
         async for part in client.runs.stream(thread_id, graph, stream_mode=STREAM_MODES, **request):

@@ -79,8 +79,10 @@ async def test_schemas_show_every_context_field(client: LangGraphClient) -> None
                     assert shown[key] == limit, (name, key)
         # Enum fields really list their values (not an empty schema that accepts anything).
         assert properties["stop_mode"]["enum"] == ["hard", "polish", "never"]
-        assert "messages" in schemas["input_schema"]["properties"]
-        assert "stop_decision" in schemas["state_schema"]["properties"]
+        input_schema, state_schema = schemas["input_schema"], schemas["state_schema"]
+        assert input_schema is not None and state_schema is not None, graph
+        assert "messages" in input_schema["properties"]
+        assert "stop_decision" in state_schema["properties"]
 
 
 def _edges(graph: dict[str, Any]) -> set[tuple[str, str, bool]]:

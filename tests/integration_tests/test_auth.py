@@ -11,7 +11,7 @@ with an error naming the entry and never the key.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import httpx
@@ -29,6 +29,7 @@ from agent.auth import (
     parse_api_keys,
 )
 from agent.client.scenarios import GRAPHS
+from tests.support.api import metadata_of, values_of
 from tests.support.dev_server import DevServer, DevServerError, dev_server
 
 ALICE_KEY = "alice-7c1f0e5b9a2d"
@@ -40,7 +41,7 @@ CAROL_KEY = "carol-5e0b7a91d3c4"
 CAROL_LOOKALIKE = "carol_d@example.com"
 LOOKALIKE_KEY = "lookalike-2f6c8d0e"
 SERVER_KEYS = f"{KEYS},{CAROL_KEY}:{CAROL},{LOOKALIKE_KEY}:{CAROL_LOOKALIKE}"
-USER = {"messages": [{"role": "user", "content": "How does a checkpointer work?"}]}
+USER: dict[str, Any] = {"messages": [{"role": "user", "content": "How does a checkpointer work?"}]}
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -242,7 +243,7 @@ async def test_the_owner_sees_her_own_resources_with_any_of_her_keys(
         assert thread_id in {t["thread_id"] for t in await client.threads.search()}
         assert (await client.threads.get(thread_id))["thread_id"] == thread_id
         state = await client.threads.get_state(thread_id)
-        assert state["values"]["stop_decision"]["rule"] == "completed"  # type: ignore[call-overload]
+        assert values_of(state["values"])["stop_decision"]["rule"] == "completed"
         run = await client.runs.get(thread_id, alices["run"]["run_id"])
         assert run["status"] == "success"
         assistant_id = alices["assistant"]["assistant_id"]
@@ -260,7 +261,7 @@ async def test_another_identity_gets_404_on_them(
     thread_id = alices["thread"]["thread_id"]
     run_id = alices["run"]["run_id"]
     assistant_id = alices["assistant"]["assistant_id"]
-    attempts = {
+    attempts: dict[str, Callable[[], Awaitable[object]]] = {
         "threads.get": lambda: bob.threads.get(thread_id),
         "threads.get_state": lambda: bob.threads.get_state(thread_id),
         "threads.get_history": lambda: bob.threads.get_history(thread_id),
@@ -278,7 +279,7 @@ async def test_another_identity_gets_404_on_them(
         "runs.wait with her assistant": lambda: bob.runs.wait(None, assistant_id, input=USER),
         "crons.delete": lambda: bob.crons.delete(alices["cron"]["cron_id"]),
     }
-    statuses = {}
+    statuses: dict[str, int | None] = {}
     for name, attempt in attempts.items():
         try:
             await attempt()
@@ -297,8 +298,8 @@ async def test_another_identity_gets_404_on_them(
 
     # And she still has all of it: his attempts changed nothing.
     alice = clients["alice"]
-    assert (await alice.threads.get(thread_id))["metadata"].get("x") is None
-    assert (await alice.assistants.get(assistant_id))["metadata"].get("x") is None
+    assert metadata_of(await alice.threads.get(thread_id)).get("x") is None
+    assert metadata_of(await alice.assistants.get(assistant_id)).get("x") is None
 
 
 async def test_each_identity_sees_its_own_in_search(
@@ -307,7 +308,7 @@ async def test_each_identity_sees_its_own_in_search(
     bob = clients["bob"]
     # He cannot give his thread to her through metadata either.
     his = await bob.threads.create(metadata={OWNER: "alice"})
-    assert his["metadata"][OWNER] == "bob"
+    assert metadata_of(his)[OWNER] == "bob"
     await bob.runs.wait(his["thread_id"], GRAPHS[1], input=USER, context={"force_outcome": "fatal"})
 
     bob_threads = {t["thread_id"] for t in await bob.threads.search()}
@@ -316,9 +317,9 @@ async def test_each_identity_sees_its_own_in_search(
     assert his["thread_id"] not in alice_threads
     assert alices["thread"]["thread_id"] in alice_threads
     for thread in await bob.threads.search():
-        assert thread["metadata"][OWNER] == "bob"
+        assert metadata_of(thread)[OWNER] == "bob"
     for thread in await clients["alice"].threads.search():
-        assert thread["metadata"][OWNER] == "alice"
+        assert metadata_of(thread)[OWNER] == "alice"
 
 
 @pytest.mark.parametrize("name", ["bob", "carol"])
@@ -353,12 +354,12 @@ async def test_the_graphs_own_assistants_are_shared_and_cannot_be_spoofed(
     system = {
         a["graph_id"]: a["assistant_id"]
         for a in await bob.assistants.search()
-        if OWNER not in a["metadata"]
+        if OWNER not in metadata_of(a)
     }
     assert set(system) == set(GRAPHS)
     # He runs a graph by its id, without a thread: allowed, and nothing is left for her.
     output = await bob.runs.wait(None, GRAPHS[1], input=USER, context={"force_outcome": "success"})
-    assert output["stop_decision"]["rule"] == "completed"  # type: ignore[index, call-overload]
+    assert values_of(output)["stop_decision"]["rule"] == "completed"
     # Marking his own assistant as the server's would share it with everyone: refused.
     with pytest.raises(httpx.HTTPStatusError) as caught:
         await bob.assistants.create(GRAPHS[0], metadata={"created_by": "system"})
@@ -370,4 +371,4 @@ async def test_the_graphs_own_assistants_are_shared_and_cannot_be_spoofed(
     with pytest.raises(httpx.HTTPStatusError) as caught:
         await bob.assistants.delete(system[GRAPHS[0]])
     assert status_of(caught.value) == 404
-    assert (await bob.assistants.get(system[GRAPHS[0]]))["metadata"].get("x") is None
+    assert metadata_of(await bob.assistants.get(system[GRAPHS[0]])).get("x") is None

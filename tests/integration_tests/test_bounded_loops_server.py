@@ -26,6 +26,7 @@ from agent.client.scenarios import GRAPHS, MODEL_NODES
 from agent.context import GROQ_DEFAULT_MODEL, Context
 from agent.stopping import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
 from tests.support import fake_groq
+from tests.support.api import user_input, values_of
 from tests.support.dev_server import DevServer, dev_server
 from tests.support.fake_groq import FakeGroq, PlannedReply
 
@@ -147,7 +148,7 @@ async def drive(client: LangGraphClient, graph: str, case: Case) -> Served:
     async for part in client.runs.stream(
         thread_id,
         graph,
-        input={"messages": [{"role": "user", "content": "Tell me everything."}]},
+        input=user_input("Tell me everything."),
         context=case.context,
         stream_mode=["updates", "custom"],
     ):
@@ -159,7 +160,7 @@ async def drive(client: LangGraphClient, graph: str, case: Case) -> Served:
     state = await client.threads.get_state(thread_id)
     runs = await client.runs.list(thread_id)
     assert len(runs) == 1
-    return Served(path, events, dict(state["values"]), runs[0]["status"])  # type: ignore[call-overload]
+    return Served(path, events, dict(values_of(state["values"])), runs[0]["status"])
 
 
 @pytest.fixture(scope="module")

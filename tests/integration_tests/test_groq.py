@@ -29,8 +29,10 @@ from agent.tools import TOOLS
 from tests.support.api import (
     current_turn,
     model_messages,
+    run_request,
     tool_steps,
     user_input,
+    values_of,
 )
 from tests.support.dev_server import DevServer, dev_server
 from tests.support.fake_groq import FakeGroq
@@ -106,7 +108,8 @@ def groq_env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def groq() -> Iterator[RecordingGroq]:
-    with RecordingGroq() as fake:
+    fake = RecordingGroq()
+    with fake:  # FakeGroq.__enter__ is typed to return a FakeGroq, not the subclass
         yield fake
 
 
@@ -128,10 +131,7 @@ async def _run(
     client: LangGraphClient, graph: str, scenario: Scenario, streamed: bool
 ) -> tuple[list[str] | None, dict[str, Any]]:
     thread_id = (await client.threads.create())["thread_id"]
-    request = {
-        "input": user_input(scenario.query),
-        "context": {**scenario.context, "model": GROQ_DEFAULT_MODEL},
-    }
+    request = run_request(scenario.query, {**scenario.context, "model": GROQ_DEFAULT_MODEL})
     path: list[str] | None = None
     if streamed:
         # "messages-tuple" makes the server stream tokens, so ChatGroq streams too.
@@ -146,7 +146,7 @@ async def _run(
         output = await client.runs.wait(thread_id, graph, **request)
         assert isinstance(output, dict) and "__error__" not in output, output
     state = await client.threads.get_state(thread_id)
-    return path, dict(state["values"])  # type: ignore[call-overload]
+    return path, dict(values_of(state["values"]))
 
 
 async def test_both_graphs_run_on_the_groq_client(

@@ -159,11 +159,12 @@ async def traffic(logged_server: DevServer) -> dict[str, Any]:
 
     # Requests the server refuses: the rejection must not echo the input into the log.
     rejected = []
+    bad_inputs: list[dict[str, Any]] = [
+        {"messages": [{"role": "nonsense", "content": SECRET_IN_BAD_INPUT}]},
+        {"messages": [{"content": SECRET_IN_BAD_INPUT}]},
+    ]
     for graph in GRAPHS:
-        for bad in (
-            {"messages": [{"role": "nonsense", "content": SECRET_IN_BAD_INPUT}]},
-            {"messages": [{"content": SECRET_IN_BAD_INPUT}]},
-        ):
+        for bad in bad_inputs:
             request = client.runs.wait(None, graph, input=bad, context=offline)
             rejected.append(await refusal(request))
         request = client.runs.wait(None, graph, input=user("hello"), context={"stop_mode": "bogus"})

@@ -25,6 +25,7 @@ from langgraph_sdk import get_client
 
 from agent.client.scenarios import GRAPHS, SCENARIOS
 from agent.tracing.metadata import STOP_KEYS, TOTAL_KEYS
+from tests.support.api import user_input, values_of
 from tests.support.dev_server import CONFIG, ROOT, dev_server
 from tests.support.fake_groq import FakeGroq
 from tests.support.langsmith_collector import LangSmithCollector
@@ -206,7 +207,7 @@ async def run_all(url: str, cases: list[Case]) -> dict[tuple[str, str], Traced]:
             async for part in client.runs.stream(
                 thread_id,
                 case.graph_id(graph),
-                input={"messages": [{"role": "user", "content": case.query}]},
+                input=user_input(case.query),
                 context=case.context,
                 stream_mode=["custom"],
             ):
@@ -216,7 +217,7 @@ async def run_all(url: str, cases: list[Case]) -> dict[tuple[str, str], Traced]:
                 elif part.event == "custom":
                     events.append(part.data["stop_decision"])
             state = await client.threads.get_state(thread_id)
-            return (case.name, graph), Traced(run_id, dict(state["values"]), events)
+            return (case.name, graph), Traced(run_id, dict(values_of(state["values"])), events)
 
     try:
         done = await asyncio.gather(*(one(c, g) for c in cases for g in GRAPHS))

@@ -21,9 +21,10 @@ from langgraph_sdk.client import LangGraphClient
 from agent.auth import OWNER
 from agent.client.scenarios import GRAPHS
 from tests.prod_tests.conftest import ALICE_KEY, BOB_KEY
+from tests.support.api import metadata_of, values_of
 from tests.support.prod_server import ProdServer
 
-USER = {"messages": [{"role": "user", "content": "How does a checkpointer work?"}]}
+USER: dict[str, Any] = {"messages": [{"role": "user", "content": "How does a checkpointer work?"}]}
 
 DIFFERENCES_FROM_DEV = {
     "error body": "401/404 bodies are {'error', 'message', 'details'}, not {'detail'}",
@@ -117,7 +118,7 @@ async def test_the_owner_has_her_resources_and_they_record_her(
     assert alices["assistant"]["metadata"][OWNER] == "alice"
     assert thread_id in {t["thread_id"] for t in await alice.threads.search()}
     state = await alice.threads.get_state(thread_id)
-    assert state["values"]["stop_decision"]["rule"] == "completed"  # type: ignore[call-overload]
+    assert values_of(state["values"])["stop_decision"]["rule"] == "completed"
     run = await alice.runs.get(thread_id, alices["run"]["run_id"])
     assert run["status"] == "success"
     assistant_id = alices["assistant"]["assistant_id"]
@@ -152,7 +153,7 @@ async def test_another_identity_gets_404_on_them(
         "crons.delete": lambda: bob.crons.delete(alices["cron"]["cron_id"]),
         "store.get_item": lambda: bob.store.get_item(["notes"], "favourite"),
     }
-    statuses = {}
+    statuses: dict[str, int | None] = {}
     for name, attempt in attempts.items():
         try:
             await attempt()
@@ -172,8 +173,8 @@ async def test_another_identity_gets_404_on_them(
 
     # And she still has all of it: his attempts changed nothing.
     alice = clients["alice"]
-    assert (await alice.threads.get(thread_id))["metadata"].get("x") is None
-    assert (await alice.assistants.get(assistant_id))["metadata"].get("x") is None
+    assert metadata_of(await alice.threads.get(thread_id)).get("x") is None
+    assert metadata_of(await alice.assistants.get(assistant_id)).get("x") is None
     assert alices["cron"]["cron_id"] in {c["cron_id"] for c in await alice.crons.search()}
 
 
@@ -184,11 +185,11 @@ async def test_the_graphs_own_assistants_are_shared_and_cannot_be_spoofed(
     system = {
         a["graph_id"]: a["assistant_id"]
         for a in await bob.assistants.search()
-        if OWNER not in a["metadata"]
+        if OWNER not in metadata_of(a)
     }
     assert set(system) == {*GRAPHS, "slow"}  # the session stack serves the test graph too
     output = await bob.runs.wait(None, GRAPHS[1], input=USER, context={"force_outcome": "success"})
-    assert output["stop_decision"]["rule"] == "completed"  # type: ignore[index, call-overload]
+    assert values_of(output)["stop_decision"]["rule"] == "completed"
     with pytest.raises(httpx.HTTPStatusError) as caught:
         await bob.assistants.create(GRAPHS[0], metadata={"created_by": "system"})
     assert status_of(caught.value) == 403
@@ -199,4 +200,4 @@ async def test_the_graphs_own_assistants_are_shared_and_cannot_be_spoofed(
         with pytest.raises(httpx.HTTPStatusError) as caught:
             await change()
         assert status_of(caught.value) == 404
-    assert (await bob.assistants.get(system[GRAPHS[0]]))["metadata"].get("x") is None
+    assert metadata_of(await bob.assistants.get(system[GRAPHS[0]])).get("x") is None

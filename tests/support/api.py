@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
@@ -13,6 +14,37 @@ from agent.client.scenarios import Scenario
 from agent.graphs.legacy import build_legacy
 from agent.graphs.middleware import build_middleware
 from agent.stopping import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
+
+# ------------------------------------------------------------------- typed SDK calls
+
+
+class RunRequest(TypedDict):
+    """The ``input`` and ``context`` of a run, to pass as ``**request`` to the SDK's runs."""
+
+    input: dict[str, Any]
+    context: dict[str, Any]
+
+
+def run_request(text: str, context: dict[str, Any]) -> RunRequest:
+    return {"input": user_input(text), "context": context}
+
+
+def values_of(output: object) -> dict[str, Any]:
+    """A thread's values as ``runs.wait``/``runs.join``/``get_state`` return them: a dict.
+
+    The SDK types them as ``list[dict] | dict`` (a list only for a graph whose state is a
+    list, which neither graph here has).
+    """
+    assert isinstance(output, dict), output
+    return output
+
+
+def metadata_of(resource: Mapping[str, Any]) -> dict[str, Any]:
+    """A thread's, run's, assistant's or cron's metadata (the SDK types it ``dict | None``)."""
+    metadata = resource["metadata"]
+    assert isinstance(metadata, dict), resource
+    return metadata
+
 
 # --------------------------------------------------------------------------- reading state
 

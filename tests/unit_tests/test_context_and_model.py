@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from pydantic import ValidationError
@@ -128,7 +130,9 @@ def test_offline_model_streams_tool_calls() -> None:
     model = OfflineChatModel().bind_tools(TOOLS)
     chunks = list(model.stream([HumanMessage("checkpointer; store")]))
     total = chunks[0]
+    assert isinstance(total, AIMessageChunk)
     for chunk in chunks[1:]:
+        assert isinstance(chunk, AIMessageChunk)
         total += chunk
     assert isinstance(total, AIMessageChunk)
     assert [c["args"]["query"] for c in total.tool_calls] == ["checkpointer", "store"]
@@ -149,7 +153,9 @@ async def test_one_model_serves_many_threads_independently(graph_name: str) -> N
 
 
 @pytest.mark.parametrize("payload", [{}, {"messages": []}])
-async def test_a_run_without_messages_names_messages(graph_name: str, payload: dict) -> None:
+async def test_a_run_without_messages_names_messages(
+    graph_name: str, payload: dict[str, Any]
+) -> None:
     graph = build(graph_name)
     with pytest.raises(ValueError, match="'messages'"):
         await graph.ainvoke(payload, {"configurable": {"thread_id": "empty"}})

@@ -34,7 +34,7 @@ def step(*results: tuple[str, Any] | tuple[str, Any, str], history: int = 0) -> 
     messages.append(AIMessage("", tool_calls=calls))
     for i, result in enumerate(results):
         content, artifact = result[0], result[1]
-        status = result[2] if len(result) > 2 else "success"  # type: ignore[misc]
+        status = result[2] if len(result) > 2 else "success"
         messages.append(
             ToolMessage(
                 content, tool_call_id=f"c{i}", name="search", artifact=artifact, status=status

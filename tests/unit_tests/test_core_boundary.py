@@ -10,7 +10,13 @@ from pathlib import Path
 CORE = Path(__file__).resolve().parents[2] / "agent" / "stopping"
 ALLOWED_ROOTS = {"__future__", "collections", "dataclasses", "logging", "typing"}
 ALLOWED_ROOTS |= {"typing_extensions", "langchain_core", "langgraph", "langchain"}
-APP = ("agent.tools", "agent.models", "agent.context", "agent.tracing", "agent.auth")
+APP: tuple[str, ...] = (
+    "agent.tools",
+    "agent.models",
+    "agent.context",
+    "agent.tracing",
+    "agent.auth",
+)
 APP += ("agent.graphs", "agent.policy", "agent.client", "agent.state", "agent.http")
 
 

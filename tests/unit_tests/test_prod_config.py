@@ -48,9 +48,9 @@ def test_aegra_json_serves_the_graphs_and_auth_of_langgraph_json() -> None:
 
 def test_prod_requirements_pin_every_package_and_the_graph_libraries_of_uv_lock() -> None:
     lines = (ROOT / "aegra" / "requirements.txt").read_text("utf-8").splitlines()
-    pins = dict(
-        m.groups() for line in lines if (m := re.match(r"^([A-Za-z0-9_.-]+)==([^ ;\\]+)", line))
-    )
+    pins: dict[str, str] = {
+        m[1]: m[2] for line in lines if (m := re.match(r"^([A-Za-z0-9_.-]+)==([^ ;\\]+)", line))
+    }
     requirement_lines = [line for line in lines if line and line[0] not in " #"]
     assert len(pins) == len(requirement_lines), "every requirement is pinned with =="
     lock = (ROOT / "uv.lock").read_text("utf-8")
