@@ -36,14 +36,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import BaseTool, tool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, MessagesState, StateGraph
+
+from tests.support.scripted_model import ScriptedChatModel, tool_call
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAPHS = ("legacy", "middleware")
@@ -182,41 +180,20 @@ def test_the_contract_runs_on_these_versions() -> None:
 # A scripted model and tiny tools: the framework alone.
 
 
-class ScriptedModel(BaseChatModel):
+def scripted(calls: list[str]) -> ScriptedChatModel:
     """First turn: call ``calls`` (one call each, in order). After tools: answer in prose."""
 
-    calls: list[str] = ["probe"]
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        if isinstance(messages[-1], HumanMessage) and kwargs.get("tools"):
-            message = AIMessage(
+    def script(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
+        if isinstance(messages[-1], HumanMessage) and tools:
+            return AIMessage(
                 content="",
                 tool_calls=[
-                    {
-                        "name": name,
-                        "args": {"query": f"q{i}"},
-                        "id": f"call_{i}",
-                        "type": "tool_call",
-                    }
-                    for i, name in enumerate(self.calls)
+                    tool_call(name, {"query": f"q{i}"}, f"call_{i}") for i, name in enumerate(calls)
                 ],
             )
-        else:
-            message = AIMessage(content=ANSWERED)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return AIMessage(content=ANSWERED)
+
+    return ScriptedChatModel(script=script)
 
 
 @tool(response_format="content_and_artifact")
@@ -241,7 +218,7 @@ def model_calls(messages: Sequence[BaseMessage]) -> int:
 def agent_with(middleware: Sequence[Any], tools: Sequence[BaseTool], calls: list[str]) -> Any:
     from langchain.agents import create_agent
 
-    return create_agent(ScriptedModel(calls=calls), list(tools), middleware=list(middleware))
+    return create_agent(scripted(calls), list(tools), middleware=list(middleware))
 
 
 def tool_wrapper(
@@ -379,9 +356,7 @@ def test_pin_prebuilt_react_agent_stops_if_any_tool_is_return_direct() -> None:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        graph = create_react_agent(
-            ScriptedModel(calls=["direct_probe", "probe"]), [direct_probe, probe]
-        )
+        graph = create_react_agent(scripted(["direct_probe", "probe"]), [direct_probe, probe])
     messages = graph.invoke(user())["messages"]
     assert model_calls(messages) == 1, (
         f"create_react_agent's return_direct rule changed on {versions()}"
@@ -393,7 +368,7 @@ def hand_built_router(search: BaseTool, contract: types.ModuleType, context: Any
     """The article's legacy graph: agent -> tools -> finalize, the edge asks decide()."""
     from langgraph.prebuilt import ToolNode
 
-    model = ScriptedModel(calls=[search.name]).bind_tools([search])
+    model = scripted([search.name]).bind_tools([search])
 
     def agent(state: MessagesState) -> dict[str, Any]:
         return {"messages": [model.invoke(state["messages"])]}

@@ -1,7 +1,7 @@
 """A loopback, deterministic stand-in for Groq's chat completions API, for tests.
 
-`FakeGroq` is a tiny stdlib HTTP server (``ThreadingHTTPServer`` on ``127.0.0.1``, a
-free port, a daemon thread) that answers ``POST /openai/v1/chat/completions`` the way
+`FakeGroq` is a `tests.support.loopback.LoopbackServer` (``127.0.0.1``, a free port, a
+daemon thread) that answers ``POST /openai/v1/chat/completions`` the way
 the ``groq`` SDK (0.37) and ``langchain-groq`` (1.1.3) expect, with and without
 ``stream: true``.
 
@@ -26,10 +26,11 @@ top-level ``usage`` follows, as Groq does.
 
 Behaviour is decided only from the request's messages (see `plan_reply`):
 
-* Last message from the user: ``buy <item> for <amount>`` with a ``checkout`` tool
-  offered calls ``checkout(item, amount)``; otherwise, with a ``search`` tool offered,
-  the text is split on ``;`` into one parallel ``search(query)`` call per non-empty
-  part; with neither applicable (e.g. no tools), a prose answer.
+* Last message from the user: ``buy <item> for <amount>`` (read by
+  `agent.models.parse_buy`, in linear time) with a ``checkout`` tool offered calls
+  ``checkout(item, amount)``; otherwise, with a ``search`` tool offered, the text is
+  split on ``;`` into one parallel ``search(query)`` call per non-empty part; with
+  neither applicable (e.g. no tools), a prose answer.
 * Trailing tool results: every result that looks transient (``timed out``,
   ``timeout``, ``503``, ``temporarily unavailable``, ``try again``) has its tool call
   re-issued with the same name and arguments and a new id; if none does, the answer
@@ -43,13 +44,12 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
-from urllib.parse import urlsplit
+
+from agent.models import parse_buy
+from tests.support.loopback import LoopbackServer, Request, Response
 
 __all__ = ["FakeGroq", "PlannedReply", "plan_reply", "CHAT_COMPLETIONS_PATH"]
 
@@ -57,9 +57,6 @@ CHAT_COMPLETIONS_PATH = "/openai/v1/chat/completions"
 
 TRANSIENT_MARKERS = ("timed out", "timeout", "503", "temporarily unavailable", "try again")
 
-_BUY_RE = re.compile(
-    r"\bbuy\s+(?P<item>.+?)\s+for\s+\$?(?P<amount>\d+(?:\.\d+)?|\.\d+)\b", re.IGNORECASE
-)
 _CREATED = 1_700_000_000
 
 
@@ -138,10 +135,10 @@ def plan_reply(body: dict[str, Any]) -> PlannedReply:
 
     if role == "user":
         text = _text_of(last.get("content"))
-        match = _BUY_RE.search(text)
-        if match and "checkout" in tools:
-            args = {"item": match.group("item").strip(), "amount": float(match.group("amount"))}
-            return PlannedReply(tool_calls=[("checkout", args)])
+        buy = parse_buy(text)
+        if buy and "checkout" in tools:
+            item, amount = buy
+            return PlannedReply(tool_calls=[("checkout", {"item": item, "amount": amount})])
         if "search" in tools:
             queries = [part.strip() for part in text.split(";") if part.strip()]
             if queries:
@@ -177,88 +174,12 @@ def plan_reply(body: dict[str, Any]) -> PlannedReply:
     return PlannedReply(content="I have nothing further to add.")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, owner: FakeGroq) -> None:
-        self.owner = owner
-        self.open_sockets: set[socket.socket] = set()
-        self.sockets_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-    # Idle keep-alive connections are dropped after this many seconds.
-    timeout = 30
-
-    def setup(self) -> None:
-        super().setup()
-        with self.server.sockets_lock:
-            self.server.open_sockets.add(self.connection)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            with self.server.sockets_lock:
-                self.server.open_sockets.discard(self.connection)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        """Silence the default stderr access log."""
-
-    def do_GET(self) -> None:  # noqa: N802
-        self._handle("GET")
-
-    def do_POST(self) -> None:  # noqa: N802
-        self._handle("POST")
-
-    def do_PUT(self) -> None:  # noqa: N802
-        self._handle("PUT")
-
-    def do_PATCH(self) -> None:  # noqa: N802
-        self._handle("PATCH")
-
-    def do_DELETE(self) -> None:  # noqa: N802
-        self._handle("DELETE")
-
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks: list[bytes] = []
-            while True:
-                size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass  # trailers
-                    return b"".join(chunks)
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length > 0 else b""
-
-    def _handle(self, method: str) -> None:
-        body = self._read_body()
-        path = urlsplit(self.path).path.rstrip("/")
-        status, content_type, data = self.server.owner._dispatch(
-            method, path, self.headers.get("Authorization"), body
-        )
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        if content_type.startswith("text/event-stream"):
-            self.send_header("Cache-Control", "no-cache")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
 def _error(status: int, message: str, error_type: str, code: str) -> tuple[int, str, bytes]:
     payload = {"error": {"message": message, "type": error_type, "code": code}}
     return status, "application/json", json.dumps(payload).encode()
 
 
-class FakeGroq:
+class FakeGroq(LoopbackServer):
     """Loopback fake of Groq's OpenAI-compatible chat completions endpoint.
 
     Use as a context manager; ``url`` is valid between enter and exit.
@@ -274,90 +195,18 @@ class FakeGroq:
 
     def __init__(self) -> None:
         """Create the fake; it starts serving on `start` or ``with``."""
+        super().__init__()
         self.requests: list[dict[str, Any]] = []
         self.auth_headers: list[str | None] = []
         self.replies: list[PlannedReply] = []
         self.unknown_requests: list[tuple[str, str]] = []
         self.served = 0
         self._lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    # ------------------------------------------------------------------ lifecycle
-
-    @property
-    def url(self) -> str:
-        """The base URL for ``ChatGroq(base_url=...)``, e.g. ``"http://127.0.0.1:5432"``.
-
-        Raises:
-            RuntimeError: If the server is not running.
-        """
-        if self._server is None:
-            raise RuntimeError("FakeGroq is not running")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
 
     @property
     def openai_base_url(self) -> str:
         """The OpenAI-style base URL (``<url>/openai/v1``) for OpenAI-compatible clients."""
         return self.url + "/openai/v1"
-
-    def start(self) -> FakeGroq:
-        """Bind 127.0.0.1 on a free port and serve in a daemon thread.
-
-        Returns:
-            This server.
-
-        Raises:
-            RuntimeError: If it is already running.
-        """
-        if self._server is not None:
-            raise RuntimeError("FakeGroq is already running")
-        server = _Server(self)
-        thread = threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"FakeGroq:{server.server_address[1]}",
-            daemon=True,
-        )
-        thread.start()
-        self._server, self._thread = server, thread
-        return self
-
-    def stop(self) -> None:
-        """Stop serving, drop open connections and release the port. Idempotent."""
-        server, thread = self._server, self._thread
-        if server is None:
-            return
-        server.shutdown()
-        with server.sockets_lock:
-            open_sockets = list(server.open_sockets)
-        for sock in open_sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        server.server_close()
-        if thread is not None:
-            thread.join(timeout=5)
-        self._server = self._thread = None
-
-    def __enter__(self) -> FakeGroq:
-        """Start the server.
-
-        Returns:
-            This server.
-        """
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Stop the server."""
-        self.stop()
 
     def clear(self) -> None:
         """Forget recorded requests (the request counter keeps counting)."""
@@ -368,6 +217,25 @@ class FakeGroq:
             self.unknown_requests.clear()
 
     # ------------------------------------------------------------------ protocol
+
+    def handle(self, request: Request) -> Response:
+        """Answer one request (see `_dispatch`).
+
+        Args:
+            request: The request as received.
+
+        Returns:
+            The chat completion, or an OpenAI-style error.
+        """
+        status, content_type, data = self._dispatch(
+            request.method,
+            request.path.rstrip("/"),
+            request.headers.get("authorization"),
+            request.body,
+        )
+        streamed = content_type.startswith("text/event-stream")
+        headers = {"Cache-Control": "no-cache"} if streamed else {}
+        return Response(status, content_type, data, headers)
 
     def _dispatch(
         self, method: str, path: str, authorization: str | None, body: bytes

@@ -1,7 +1,7 @@
 """A loopback stand-in for the LangSmith ingest API, for tests.
 
-`LangSmithCollector` is a tiny stdlib HTTP server (``ThreadingHTTPServer`` on
-``127.0.0.1``, a free port, a daemon thread) that speaks just enough of the LangSmith
+`LangSmithCollector` is a `tests.support.loopback.LoopbackServer` (``127.0.0.1``, a free
+port, a daemon thread) that speaks just enough of the LangSmith
 API for the real ``langsmith`` client to trace into it and for tests to inspect what
 arrived::
 
@@ -45,16 +45,14 @@ from __future__ import annotations
 import copy
 import gzip
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import Message
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
-from urllib.parse import urlsplit
+
+from tests.support.loopback import LoopbackServer, Request, Response
 
 __all__ = ["LangSmithCollector", "RecordedRequest"]
 
@@ -62,22 +60,8 @@ _DEFAULT_SIZE_LIMIT = 100
 _DEFAULT_SIZE_LIMIT_BYTES = 20_971_520
 
 
-@dataclass(frozen=True)
-class RecordedRequest:
-    """One HTTP request as the collector received it.
-
-    Attributes:
-        method: The HTTP method, e.g. ``"POST"``.
-        path: The request path without the query string.
-        headers: The request headers with lower-cased names (last value wins for
-            repeated names).
-        body: The request body after any gzip content-encoding was removed.
-    """
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
+RecordedRequest = Request
+"""One HTTP request as the collector received it (body after any gzip was removed)."""
 
 
 @dataclass(frozen=True)
@@ -142,83 +126,7 @@ def _parse_multipart(content_type: str, body: bytes) -> list[tuple[str, str, byt
     return parts
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, collector: LangSmithCollector) -> None:
-        self.collector = collector
-        self.open_sockets: set[socket.socket] = set()
-        self.sockets_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-    # Idle keep-alive connections are dropped after this many seconds.
-    timeout = 30
-
-    def setup(self) -> None:
-        super().setup()
-        with self.server.sockets_lock:
-            self.server.open_sockets.add(self.connection)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            with self.server.sockets_lock:
-                self.server.open_sockets.discard(self.connection)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        """Silence the default stderr access log."""
-
-    def do_GET(self) -> None:  # noqa: N802
-        self._handle("GET")
-
-    def do_POST(self) -> None:  # noqa: N802
-        self._handle("POST")
-
-    def do_PATCH(self) -> None:  # noqa: N802
-        self._handle("PATCH")
-
-    def do_PUT(self) -> None:  # noqa: N802
-        self._handle("PUT")
-
-    def do_DELETE(self) -> None:  # noqa: N802
-        self._handle("DELETE")
-
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks: list[bytes] = []
-            while True:
-                size_line = self.rfile.readline()
-                size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass  # trailers
-                    return b"".join(chunks)
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()  # CRLF after each chunk
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length > 0 else b""
-
-    def _handle(self, method: str) -> None:
-        body = self._read_body()
-        headers = {key.lower(): value for key, value in self.headers.items()}
-        path = urlsplit(self.path).path
-        response = self.server.collector._dispatch(method, path, headers, body)
-        data = json.dumps(response.payload).encode()
-        self.send_response(response.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        if method != "HEAD":
-            self.wfile.write(data)
-
-
-class LangSmithCollector:
+class LangSmithCollector(LoopbackServer):
     """Loopback LangSmith ingest server that records and merges traced runs.
 
     Use as a context manager; ``url`` is valid between enter and exit. All state is
@@ -258,6 +166,7 @@ class LangSmithCollector:
             size_limit: Maximum number of run operations per batch the client may send.
             size_limit_bytes: Maximum batch size in bytes the client may send.
         """
+        super().__init__()
         self.multipart = multipart
         self.size_limit = size_limit
         self.size_limit_bytes = size_limit_bytes
@@ -269,22 +178,6 @@ class LangSmithCollector:
         self.feedback: list[dict[str, Any]] = []
         self.errors: list[str] = []
         self._cond = threading.Condition()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    # ------------------------------------------------------------------ lifecycle
-
-    @property
-    def url(self) -> str:
-        """The base URL, e.g. ``"http://127.0.0.1:54321"`` (no trailing slash).
-
-        Raises:
-            RuntimeError: If the server is not running.
-        """
-        if self._server is None:
-            raise RuntimeError("LangSmithCollector is not running")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
 
     def env(self, api_key: str = "dummy") -> dict[str, str]:
         """Environment variables that point a ``langsmith`` client at this collector.
@@ -302,63 +195,6 @@ class LangSmithCollector:
             "LANGSMITH_TRACING": "true",
             "LANGSMITH_DISABLE_RUN_COMPRESSION": "true",
         }
-
-    def start(self) -> LangSmithCollector:
-        """Bind 127.0.0.1 on a free port and serve in a daemon thread.
-
-        Returns:
-            This collector.
-
-        Raises:
-            RuntimeError: If it is already running.
-        """
-        if self._server is not None:
-            raise RuntimeError("LangSmithCollector is already running")
-        server = _Server(self)
-        thread = threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"LangSmithCollector:{server.server_address[1]}",
-            daemon=True,
-        )
-        thread.start()
-        self._server, self._thread = server, thread
-        return self
-
-    def stop(self) -> None:
-        """Stop serving, drop open connections and release the port. Idempotent."""
-        server, thread = self._server, self._thread
-        if server is None:
-            return
-        server.shutdown()
-        with server.sockets_lock:
-            open_sockets = list(server.open_sockets)
-        for sock in open_sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        server.server_close()
-        if thread is not None:
-            thread.join(timeout=5)
-        self._server = self._thread = None
-
-    def __enter__(self) -> LangSmithCollector:
-        """Start the server.
-
-        Returns:
-            This collector.
-        """
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Stop the server."""
-        self.stop()
 
     # ------------------------------------------------------------------ queries
 
@@ -455,6 +291,18 @@ class LangSmithCollector:
             self._cond.notify_all()
 
     # ------------------------------------------------------------------ protocol
+
+    def handle(self, request: Request) -> Response:
+        """Record and answer one request (see `_dispatch`).
+
+        Args:
+            request: The request as received.
+
+        Returns:
+            A JSON response.
+        """
+        answer = self._dispatch(request.method, request.path, request.headers, request.body)
+        return Response(answer.status, "application/json", json.dumps(answer.payload).encode())
 
     def _info(self) -> dict[str, Any]:
         return {

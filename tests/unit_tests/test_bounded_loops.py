@@ -18,13 +18,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool, tool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.errors import GraphRecursionError
 
 from agent.client.scenarios import GRAPHS
@@ -33,9 +29,10 @@ from agent.models import load_model
 from agent.stopping import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
 from agent.tools import TOOLS
 from tests.support.graph_runs import Observed, build, run
+from tests.support.scripted_model import ScriptedChatModel, tool_call
 
 FRESH_CALLS_MODEL = "scripted:fresh-calls"
-"""Context ``model`` value that selects :class:`FreshCallsModel` in these tests."""
+"""Context ``model`` value that selects :func:`fresh_calls` in these tests."""
 
 DEFAULTS = Context(model="offline")
 MAX_MODEL_CALLS_CEILING = int(
@@ -56,52 +53,26 @@ def steps_needed(graph: str, model_calls: int) -> int:
     return STEPS_PER_MODEL_CALL[graph] * model_calls + 2
 
 
-class FreshCallsModel(BaseChatModel):
+def fresh_calls(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
     """A runaway model: every turn it calls the first bound tool with a never-used query.
 
     It decides from the history alone (the query is numbered by how many AIMessages the
     history holds), so the same graph object can serve any number of threads.
     """
-
-    @property
-    def _llm_type(self) -> str:
-        return "fresh-calls"
-
-    def bind_tools(
-        self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        del tool_choice
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        tools = kwargs.get("tools") or []
-        turn = sum(isinstance(m, AIMessage) for m in messages)
-        if not tools:  # a polish call: tools unbound, answer in prose
-            message = AIMessage(content=f"Polished after {turn} calls.")
-        else:
-            function = tools[0]["function"]
-            argument = next(iter(function["parameters"]["properties"]))
-            call = {
-                "name": function["name"],
-                "args": {argument: f"a question never asked before, number {turn}"},
-                "id": f"fresh_{len(messages)}",
-                "type": "tool_call",
-            }
-            message = AIMessage(content="", tool_calls=[call])
-        message.response_metadata = {"model_name": FRESH_CALLS_MODEL}
-        return ChatResult(generations=[ChatGeneration(message=message)])
+    turn = sum(isinstance(m, AIMessage) for m in messages)
+    if not tools:  # a polish call: tools unbound, answer in prose
+        return AIMessage(content=f"Polished after {turn} calls.")
+    function = tools[0]["function"]
+    argument = next(iter(function["parameters"]["properties"]))
+    query = f"a question never asked before, number {turn}"
+    call = tool_call(tools[0], {argument: query}, f"fresh_{len(messages)}")
+    return AIMessage(content="", tool_calls=[call])
 
 
 @pytest.fixture
 def fresh_calls_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Let ``model="scripted:fresh-calls"`` select :class:`FreshCallsModel` in both graphs."""
-    model = FreshCallsModel()
+    """Let ``model="scripted:fresh-calls"`` select :func:`fresh_calls` in both graphs."""
+    model = ScriptedChatModel(script=fresh_calls, model_name=FRESH_CALLS_MODEL)
 
     def loader(name: str) -> BaseChatModel:
         return model if name == FRESH_CALLS_MODEL else load_model(name)
