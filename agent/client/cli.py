@@ -3,9 +3,11 @@
 ::
 
     python -m agent.client "How does a checkpointer work?" --force-outcome transient,success
+    python -m agent.client ask "How does a checkpointer work?"   # the same, named
     python -m agent.client check --url https://my-deployment.example.com
 
-The first form streams one run (``stream_mode=["updates", "custom"]``) and prints each
+``ask`` (the default subcommand: a first argument that is not ``ask`` or ``check`` is the
+question) streams one run (``stream_mode=["updates", "custom"]``) and prints each
 ``stop_decision`` event as it arrives, then the answer, the node path and the model-call
 count. ``check`` runs the whole forced-outcome matrix (:data:`agent.client.scenarios.SCENARIOS`)
 against the server and prints expected versus observed per graph.
@@ -468,22 +470,44 @@ def _add_url_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run_parser() -> argparse.ArgumentParser:
-    """Return the parser of ``python -m agent.client [flags] QUERY``."""
-    parser = argparse.ArgumentParser(
+COMMANDS = ("ask", "check")
+"""The subcommands; a first argument that is none of them (nor a help flag) means ``ask``."""
+
+
+def parser() -> argparse.ArgumentParser:
+    """Return the parser of ``python -m agent.client [ask|check] ...``."""
+    top = argparse.ArgumentParser(
         prog="python -m agent.client",
         description=(
-            "Send one query to a running LangGraph server, print each stop decision as it "
-            "streams in, then the answer, node path and model-call count. "
-            "`python -m agent.client check --help` runs the forced-outcome matrix instead."
+            "Ask a running LangGraph server a question (`ask`, the default: the first "
+            "argument may be the question itself), or run the forced-outcome matrix "
+            "against it (`check`)."
         ),
     )
-    parser.add_argument("query", help="the user message")
-    _add_url_flag(parser)
-    parser.add_argument("--graph", choices=GRAPHS, default="legacy", help="default: legacy")
-    parser.add_argument("--thread-id", help="continue this thread (default: a new one)")
-    _add_context_flags(parser)
-    return parser
+    commands = top.add_subparsers(dest="command", required=True)
+    ask = commands.add_parser(
+        "ask",
+        help="send one query and watch its stop decisions",
+        description=(
+            "Send one query to a running LangGraph server, print each stop decision as it "
+            "streams in, then the answer, node path and model-call count."
+        ),
+    )
+    ask.add_argument("query", help="the user message")
+    _add_url_flag(ask)
+    ask.add_argument("--graph", choices=GRAPHS, default="legacy", help="default: legacy")
+    ask.add_argument("--thread-id", help="continue this thread (default: a new one)")
+    _add_context_flags(ask)
+    check = commands.add_parser(
+        "check",
+        help="run the forced-outcome matrix against the server",
+        description=(
+            "Run the forced-outcome matrix (agent/client/scenarios.py) against a server and "
+            "print expected versus observed per graph. Exits 1 on any mismatch."
+        ),
+    )
+    _add_check_flags(check)
+    return top
 
 
 def _add_context_flags(parser: argparse.ArgumentParser) -> None:
@@ -511,15 +535,8 @@ def _add_context_flags(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(flag, choices=choices, help=first or None)
 
 
-def check_parser() -> argparse.ArgumentParser:
-    """Return the parser of ``python -m agent.client check [flags]``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m agent.client check",
-        description=(
-            "Run the forced-outcome matrix (agent/client/scenarios.py) against a server and print "
-            "expected versus observed per graph. Exits 1 on any mismatch."
-        ),
-    )
+def _add_check_flags(parser: argparse.ArgumentParser) -> None:
+    """Add the flags of ``python -m agent.client check``."""
     _add_url_flag(parser)
     parser.add_argument(
         "--graph", choices=GRAPHS, action="append", help="repeatable; default: every graph"
@@ -536,17 +553,16 @@ def check_parser() -> argparse.ArgumentParser:
         "--compare",
         choices=get_args(Compare),
         default="full",
-        help="full: decision, path and model calls; decision: action and rule only",
+        help="full: decision, path, model calls and answer parts; decision: action and rule",
     )
     parser.add_argument("--concurrency", type=int, default=8, help="runs in flight at once")
-    return parser
 
 
 def context_from(args: argparse.Namespace) -> dict[str, Any]:
     """Return the run context the flags ask for (only the flags given).
 
     Args:
-        args: Parsed ``run_parser()`` arguments.
+        args: Parsed ``ask`` arguments (see :func:`parser`).
 
     Returns:
         Context fields; ``force_outcome`` is a string for one outcome, a list for several.
@@ -631,12 +647,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         The exit status (see the module docstring).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in (*COMMANDS, "-h", "--help"):
+        argv = ["ask", *argv]  # `python -m agent.client "question"` is `ask "question"`
+    args = parser().parse_args(argv)
     stream = out or sys.stdout
-    checking = bool(argv) and argv[0] == "check"
     try:
-        if checking:
-            return asyncio.run(_check(check_parser().parse_args(argv[1:]), stream))
-        return asyncio.run(_run(run_parser().parse_args(argv), stream))
+        if args.command == "check":
+            return asyncio.run(_check(args, stream))
+        return asyncio.run(_run(args, stream))
     except ServerUnreachableError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_UNREACHABLE

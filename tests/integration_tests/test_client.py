@@ -19,8 +19,8 @@ from agent.client.cli import (
     check,
     context_from,
     main,
+    parser,
     render,
-    run_parser,
 )
 from agent.client.scenarios import GRAPHS, SCENARIOS, by_name
 from agent.context import Context
@@ -78,8 +78,9 @@ async def test_one_query_prints_each_decision_then_the_answer(
 
 
 def test_every_context_field_has_a_flag() -> None:
-    args = run_parser().parse_args(
+    args = parser().parse_args(
         [
+            "ask",
             "q",
             "--model", "offline",
             "--stop-mode", "polish",
@@ -96,9 +97,9 @@ def test_every_context_field_has_a_flag() -> None:
     assert set(context) == set(Context.model_fields)
     assert context["force_outcome"] == ["retryable", "success", "fatal"]
     assert Context.model_validate(context).spend_cap == 12.5
-    one = context_from(run_parser().parse_args(["q", "--force-outcome", "fatal"]))
+    one = context_from(parser().parse_args(["ask", "q", "--force-outcome", "fatal"]))
     assert one == {"force_outcome": "fatal"}
-    assert context_from(run_parser().parse_args(["q"])) == {}  # the server's defaults
+    assert context_from(parser().parse_args(["ask", "q"])) == {}  # the server's defaults
 
 
 def test_a_bad_flag_is_refused_naming_the_value(capsys: pytest.CaptureFixture[str]) -> None:
