@@ -25,6 +25,7 @@ waits about 2 s per run; the threaded runs keep their checkpoints in PostgreSQL.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import itertools
 import json
@@ -33,7 +34,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langgraph_sdk import get_client
 from tqdm import tqdm
@@ -111,12 +112,14 @@ async def load_window(
     graphs: Sequence[str] = GRAPHS,
     expected: Mapping[tuple[str, str], str] | None = None,
     counter: Iterator[int] | None = None,
+    stream: bool = False,
 ) -> dict[str, Any]:
     """Drive ``concurrency`` concurrent SDK clients for ``seconds``.
 
     A run that starts before the window closes counts; the window's length is the time
     until the last one finished. Run ``i`` sends query ``i`` to graph ``i`` (both modulo
     their counts), ``i`` taken from ``counter`` so that windows carry on the rotation.
+    ``stream`` streams each run's values (``runs.stream``) instead of ``runs.wait``.
 
     Returns:
         Per graph: runs, runs per second, latency p50/p95/mean in ms, errors and mismatches;
@@ -143,12 +146,17 @@ async def load_window(
                 if threaded:
                     thread_id = (await client.threads.create())["thread_id"]
                     started = time.perf_counter()  # the run is timed, not the thread's creation
-                result = await client.runs.wait(
-                    thread_id,
-                    graph,
-                    input={"messages": [{"role": "user", "content": query.text}]},
-                    context={**query.context, "stop_mode": "hard"},
-                )
+                request: dict[str, Any] = {
+                    "input": {"messages": [{"role": "user", "content": query.text}]},
+                    "context": {**query.context, "stop_mode": "hard"},
+                }
+                if stream:
+                    parts = client.runs.stream(thread_id, graph, stream_mode="values", **request)
+                    async for part in parts:
+                        if part.event == "values":
+                            result = part.data
+                else:
+                    result = await client.runs.wait(thread_id, graph, **request)
             except Exception as exc:  # noqa: BLE001 - every failure is an error to count
                 errors[graph].append(f"{type(exc).__name__}: {str(exc)[:200]}")
                 result = None
@@ -200,6 +208,7 @@ async def measure(
     expected: Mapping[tuple[str, str], str] | None = None,
     progress: bool = True,
     kind: Kind = "dev",
+    stream: bool = False,
 ) -> dict[str, Any]:
     """Start one server and load it, per mode and level: a warm-up, then ``repeats`` windows.
 
@@ -214,6 +223,7 @@ async def measure(
         expected: In-process answers keyed by (graph, query id).
         progress: Show a progress bar (one tick per window).
         kind: ``dev`` (``langgraph dev``) or ``prod`` (the ``make prod`` stack).
+        stream: Stream each run's values instead of ``runs.wait`` (see :func:`load_window`).
 
     Returns:
         The setup and, per mode and level (as a string key), the warm-up's error count and
@@ -246,6 +256,7 @@ async def measure(
                         threaded=threaded,
                         graphs=graphs,
                         counter=counter,
+                        stream=stream,
                     )
                     windows = []
                     for _ in range(repeats):
@@ -259,9 +270,55 @@ async def measure(
                                 graphs=graphs,
                                 expected=expected,
                                 counter=counter,
+                                stream=stream,
                             )
                         )
                         bar.update()
                     per_level[str(level)] = {"warmup_errors": warm["errors"], "repeats": windows}
                 out["modes"][mode] = per_level
     return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print both servers' threadless figures at the same levels, waited or streamed."""
+    from bench.queries import DEFAULT_PATH, load
+
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.server",
+        description="Load langgraph dev and the production server (make prod) at the same "
+        "client levels and print runs/s and latency; writes nothing.",
+    )
+    parser.add_argument("--mode", choices=["wait", "stream"], default="wait")
+    parser.add_argument("--levels", default="1,8,32", help="client counts, comma-separated")
+    parser.add_argument("--window", type=float, default=WINDOW_S, help="seconds per window")
+    args = parser.parse_args(argv)
+    levels = [int(level) for level in args.levels.split(",")]
+    print(f"| server | clients | {args.mode} runs/s | p50 ms | p95 ms | errors |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for kind in ("dev", "prod"):
+        figures = asyncio.run(
+            measure(
+                load(DEFAULT_PATH),
+                levels=levels,
+                modes=("threadless",),
+                repeats=1,
+                window_s=args.window,
+                kind=cast("Kind", kind),
+                stream=args.mode == "stream",
+                progress=False,
+            )
+        )
+        for level, level_figures in figures["modes"]["threadless"].items():
+            window = level_figures["repeats"][0]
+            graph_figures = list(window["graphs"].values())
+            p50 = max(g["latency_ms"].get("p50", 0) for g in graph_figures)
+            p95 = max(g["latency_ms"].get("p95", 0) for g in graph_figures)
+            print(
+                f"| {LABELS[kind]} | {level} | {window['runs_per_s']} | {p50:.0f} | "
+                f"{p95:.0f} | {window['errors']} |"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
