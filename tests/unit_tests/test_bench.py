@@ -446,7 +446,7 @@ async def test_timed_model_sleeps_and_reports_the_simulated_time() -> None:
 
     from bench.latency import TimedOfflineModel, simulated_seconds
 
-    model = TimedOfflineModel(profile=Profile(ttft_s=0.05))
+    model = TimedOfflineModel(latency=Profile(ttft_s=0.05))
     started = time.perf_counter()
     reply = await model.ainvoke("Tell me about checkpointers")
     elapsed = time.perf_counter() - started
