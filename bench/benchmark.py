@@ -83,7 +83,7 @@ async def run(
     profile = profile or Profile()
     started = time.perf_counter()
     timings: dict[str, float] = {}
-    model = TimedOfflineModel(profile=profile)
+    model = TimedOfflineModel(latency=profile)
     configs = configs_module.configurations(model)
     with serving(model):
         records = await inprocess.compare(

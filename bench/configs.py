@@ -33,10 +33,12 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 
-from agent.context import Context, StopMode
+from agent.context import Context
 from agent.graphs.legacy import build_legacy
-from agent.graphs.middleware import StopOnArtifactMiddleware, build_middleware
+from agent.graphs.middleware import build_middleware
 from agent.models import OfflineChatModel
+from agent.stopping.middleware import StopOnArtifactMiddleware
+from agent.stopping.settings import StopMode
 from agent.tools import TOOLS, checkout, search
 
 STOP_MODES: tuple[StopMode, ...] = ("hard", "polish", "never")

@@ -87,18 +87,20 @@ ZERO = Profile(model="none", ttft_s=0.0, prefill_tps=1e18, decode_tps=1e18)
 
 
 class TimedOfflineModel(OfflineChatModel):
-    """The offline model, sleeping as long as the profile says each call takes.
+    """The offline model, sleeping as long as its latency profile says each call takes.
 
-    Streaming is off so every call goes through the (a)generate path that sleeps.
+    Streaming is off so every call goes through the (a)generate path that sleeps. The field
+    is ``latency``, not ``profile``: ``BaseChatModel.profile`` is langchain's own
+    ``ModelProfile`` (context window, capabilities), read by middleware.
     """
 
-    profile: Profile = Profile()
+    latency: Profile = Profile()
     disable_streaming: bool = True
 
     def _timed(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
         message = self._result(messages, kwargs.get("tools") or [])
         usage = message.usage_metadata or {"input_tokens": 0, "output_tokens": 0}
-        seconds = self.profile.seconds(usage["input_tokens"], usage["output_tokens"])
+        seconds = self.latency.seconds(usage["input_tokens"], usage["output_tokens"])
         message.response_metadata = {**message.response_metadata, SIMULATED_KEY: seconds}
         return message
 

@@ -505,6 +505,7 @@ def chart(result: dict[str, Any], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
 
     configs = result["configs"]
     keys = list(configs)[::-1]  # top-down in report order
@@ -543,11 +544,9 @@ def chart(result: dict[str, Any], path: Path) -> None:
     for axis in (left, right):
         axis.grid(axis="x", alpha=0.3)
         axis.set_axisbelow(True)
-    handles = [
-        plt.Rectangle((0, 0), 1, 1, color=_COLORS[k]) for k in ("hard", "polish", "never", None)
-    ]
-    handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="#c92a2a",
-                                 hatch="xx"))  # fmt: skip
+    handles = [Rectangle((0, 0), 1, 1, color=_COLORS[k]) for k in ("hard", "polish", "never", None)]
+    handles.append(Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="#c92a2a",
+                             hatch="xx"))  # fmt: skip
     fig.legend(
         handles,
         ["stop_mode=hard", "stop_mode=polish", "stop_mode=never", "baseline",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import statistics
 from collections.abc import Sequence
+from typing import TypedDict
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -48,9 +49,16 @@ def mean_total(values: Sequence[int | float]) -> dict[str, float]:
 BOOTSTRAP_RESAMPLES = 2000
 
 
+class MedianCI(TypedDict):
+    """A median and its 95% interval, ``[low, high]``."""
+
+    median: float
+    ci95: list[float]
+
+
 def median_ci(
     values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0
-) -> dict[str, float | list[float]]:
+) -> MedianCI:
     """Return the median and a percentile-bootstrap 95% interval of the median.
 
     Raises:

@@ -338,6 +338,7 @@ def test_cli_without_server(
 def test_offline_usage_counts_bound_tool_schemas_and_system_prompt() -> None:
     from langchain_core.messages import HumanMessage, SystemMessage
     from langchain_core.messages.utils import count_tokens_approximately
+    from langchain_core.tools import BaseTool
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
     from agent.models import OfflineChatModel
@@ -347,7 +348,7 @@ def test_offline_usage_counts_bound_tool_schemas_and_system_prompt() -> None:
     question = [HumanMessage("Tell me about checkpointers")]
     bound = model.bind_tools(TOOLS).invoke(question)
     bare = model.invoke(question)  # a polish call: no tools bound
-    schemas = [convert_to_openai_tool(t) for t in TOOLS]
+    schemas: list[BaseTool | dict[str, Any]] = [convert_to_openai_tool(t) for t in TOOLS]
     assert bound.usage_metadata is not None and bare.usage_metadata is not None
     assert bound.usage_metadata["input_tokens"] == count_tokens_approximately(
         question, tools=schemas
@@ -446,7 +447,7 @@ async def test_timed_model_sleeps_and_reports_the_simulated_time() -> None:
 
     from bench.latency import TimedOfflineModel, simulated_seconds
 
-    model = TimedOfflineModel(profile=Profile(ttft_s=0.05))
+    model = TimedOfflineModel(latency=Profile(ttft_s=0.05))
     started = time.perf_counter()
     reply = await model.ainvoke("Tell me about checkpointers")
     elapsed = time.perf_counter() - started

@@ -39,7 +39,10 @@ async def test_scenario(graph_name: str, scenario: Scenario) -> None:
     parts = [steps[i][j] for i, j in scenario.answer_parts]
     assert decision["answer_from"] == [m.tool_call_id for m in parts]
     if scenario.ending == "finalize":
-        expected = [m.content for m in parts]
+        expected = []
+        for part in parts:
+            assert isinstance(part.content, str)
+            expected.append(part.content)
         if scenario.closing == "retry_budget":
             expected.append(RETRY_BUDGET_MESSAGE)
         elif scenario.closing == "model_call_limit":
@@ -51,6 +54,7 @@ async def test_scenario(graph_name: str, scenario: Scenario) -> None:
         assert answer.response_metadata["model_name"] == "offline"
     if scenario.rule == "policy_block":
         chosen = step[scenario.chosen]
+        assert isinstance(chosen.content, str)
         assert chosen.content.startswith("**Not purchased: ")
         assert chosen.content.endswith(f"\n\n{SPEND_CAP_MESSAGE}")
         assert chosen.artifact["reason"] == "policy_block"

@@ -132,7 +132,8 @@ def near_valid_artifacts(draw: st.DrawFn, nested: st.SearchStrategy[Any] | None 
     elif how == "huge":
         artifact["detail"] = "x" * (stopping.MAX_EXTRA_FIELD_CHARS + draw(st.integers(1, 50)))
     else:
-        artifact[draw(st.integers() | st.none())] = 1
+        # A non-str key on purpose (no JSON object has one), so the dict type is overruled.
+        artifact[draw(st.integers() | st.none())] = 1  # type: ignore[index]
     return artifact
 
 

@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, Too
 from langchain_core.tools import tool
 from langchain_groq import ChatGroq
 from langsmith.run_helpers import get_current_run_tree
+from pydantic import SecretStr
 
 from tests.support.fake_groq import FakeGroq, plan_reply
 from tests.support.langsmith_collector import LangSmithCollector
@@ -185,7 +186,7 @@ def groq_server(loopback_env: None) -> Iterator[FakeGroq]:
 
 
 def _model(server: FakeGroq) -> Any:
-    llm = ChatGroq(model=MODEL, api_key="dummy", base_url=server.url, max_retries=0)
+    llm = ChatGroq(model=MODEL, api_key=SecretStr("dummy"), base_url=server.url, max_retries=0)
     return llm.bind_tools([search, checkout])
 
 
@@ -270,7 +271,9 @@ async def test_chat_groq_async_checkout_and_transient_retry(groq_server: FakeGro
     ]
     assert retry.tool_calls[0]["id"] == "call_groq_2_0"
 
-    no_tools = ChatGroq(model=MODEL, api_key="dummy", base_url=groq_server.url, max_retries=0)
+    no_tools = ChatGroq(
+        model=MODEL, api_key=SecretStr("dummy"), base_url=groq_server.url, max_retries=0
+    )
     plain = await no_tools.ainvoke("hello there")
     assert plain.content == "You asked: hello there"
     assert plain.tool_calls == []
@@ -295,7 +298,7 @@ def test_fake_groq_base_url_from_env_and_unknown_path(
 
 
 def test_plan_reply_mixed_transient_results() -> None:
-    body = {
+    body: dict[str, Any] = {
         "tools": [{"type": "function", "function": {"name": "search"}}],
         "messages": [
             {"role": "user", "content": "a; b"},

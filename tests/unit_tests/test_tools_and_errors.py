@@ -84,6 +84,7 @@ async def test_policy_block_stops_even_in_never_and_polish(graph_name: str) -> N
         )
         assert observed.decision is not None and observed.decision["rule"] == "policy_block"
         assert observed.model_calls == 1
+        assert isinstance(observed.answer.content, str)
         assert observed.answer.content.endswith(f"\n\n{SPEND_CAP_MESSAGE}")
 
 
@@ -101,7 +102,9 @@ async def test_checkout_receipt_is_customer_ready_markdown(graph_name: str) -> N
     receipt = observed.answer.content
     assert isinstance(receipt, str)
     assert receipt.startswith("# Thank you for your order\n")
-    order_id = observed.messages[-2].artifact["order_id"]
+    checkout_message = observed.messages[-2]
+    assert isinstance(checkout_message, ToolMessage)
+    order_id = checkout_message.artifact["order_id"]
     assert f"Order **{order_id}**" in receipt
     assert "| a desk lamp | $40.00 |" in receipt
     assert "| **Total charged** | **$40.00** |" in receipt
@@ -146,4 +149,5 @@ async def test_a_failure_names_the_part_it_answers(
 ) -> None:
     observed = await run(build("legacy"), query, {"force_outcome": forced})
     assert observed.decision is not None and observed.decision["rule"] == "fatal"
+    assert isinstance(observed.answer.content, str)
     assert observed.answer.content.splitlines()[0] == first_line

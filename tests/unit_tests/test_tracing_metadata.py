@@ -14,6 +14,7 @@ from typing import Any
 
 import langsmith
 import pytest
+from langchain_core.messages import ToolMessage
 
 from agent.client.scenarios import GRAPHS, SCENARIOS, Scenario, by_name
 from agent.tools import TOOLS
@@ -55,14 +56,17 @@ async def test_every_scenario_puts_the_same_metadata_on_both_graphs(
         assert trace["root"]["tool_calls"] == sum(scenario.calls or (1,) * scenario.tool_steps)
         assert trace["root"]["model_name"] == "offline"
         assert trace["root"]["input_tokens"] > 0 and trace["root"]["output_tokens"] > 0
+        decision = observed.decision
         if scenario.rule == "policy_block":
             # The refused call never ran, so it has no tool run; the mouse's checkout did.
-            blocked = observed.decision["tool_call_id"]
+            assert decision is not None
+            blocked = decision["tool_call_id"]
             assert blocked not in [tool_call_id for tool_call_id, _ in trace["tools"]]
             assert len(trace["tools"]) == sum(scenario.calls or (1,)) - 1
-        ran = [m.tool_call_id for m in observed.messages[1:] if m.type == "tool"]
+        ran = [m.tool_call_id for m in observed.messages[1:] if isinstance(m, ToolMessage)]
         if scenario.rule == "policy_block":
-            ran.remove(observed.decision["tool_call_id"])
+            assert decision is not None
+            ran.remove(decision["tool_call_id"])
         assert sorted(ran) == [tool_call_id for tool_call_id, _ in trace["tools"]]
         stop_keys_nowhere_else(runs, root["id"], graph_name)
         seen[graph_name] = trace

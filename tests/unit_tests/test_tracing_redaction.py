@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import langsmith
 import pytest
@@ -199,7 +200,11 @@ def test_redaction_switch_names_a_bad_value() -> None:
 
 
 def test_trace_client_follows_the_switch(monkeypatch: pytest.MonkeyPatch) -> None:
-    options = {"api_url": "http://127.0.0.1:9", "api_key": "x", "auto_batch_tracing": False}
+    options: dict[str, Any] = {
+        "api_url": "http://127.0.0.1:9",
+        "api_key": "x",
+        "auto_batch_tracing": False,
+    }
     monkeypatch.delenv(ENV_VAR, raising=False)
     assert isinstance(trace_client(**options), RedactingClient)
     monkeypatch.setenv(ENV_VAR, "false")
@@ -225,12 +230,23 @@ def test_the_client_sends_run_errors_through_the_private_hook() -> None:
             client.create_run("op", {"q": USER}, "chain", id=run_id, project_name="p")
             client.update_run(run_id, error=f"RuntimeError('{USER}')", end_time=None)
             client.flush()
-            runs = collector.wait_for(
-                lambda runs, rid=str(run_id): bool(runs.get(rid, {}).get("error"))
-            )
+
+            def errored(runs: dict[str, dict[str, Any]], rid: str = str(run_id)) -> bool:
+                return bool(runs.get(rid, {}).get("error"))
+
+            runs = collector.wait_for(errored)
             error = runs[str(run_id)]["error"]
             assert (error == f"RuntimeError: {REDACTED}") is redacting
             assert (USER in error) is not redacting
+
+
+def _clear_langsmith_env_cache() -> None:
+    """Forget the variables langsmith caches when it reads them.
+
+    ``get_env_var`` is an ``lru_cache`` wrapper, but its ``@overload`` stubs hide that.
+    """
+    cast("functools._lru_cache_wrapper[str | None]", get_env_var).cache_clear()
+    get_langchain_env_var_metadata.cache_clear()
 
 
 async def test_configure_tracing_installs_the_client_the_server_uses() -> None:
@@ -242,8 +258,7 @@ async def test_configure_tracing_installs_the_client_the_server_uses() -> None:
         mp.setenv("NO_PROXY", "127.0.0.1,localhost")
         mp.delenv(ENV_VAR, raising=False)
         mp.setattr(trace_client_module, "_configured", None)
-        get_env_var.cache_clear()  # langsmith caches the variables it reads
-        get_langchain_env_var_metadata.cache_clear()
+        _clear_langsmith_env_cache()
         try:
             client = configure_tracing()
             assert isinstance(client, RedactingClient)
@@ -269,6 +284,5 @@ async def test_configure_tracing_installs_the_client_the_server_uses() -> None:
             assert USER.encode() not in b"".join(collector.run_traffic)
         finally:
             langsmith.configure(client=None)
-    get_env_var.cache_clear()
-    get_langchain_env_var_metadata.cache_clear()
+    _clear_langsmith_env_cache()
     assert configure_tracing() is None  # tracing off: nothing is installed
