@@ -34,7 +34,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from langgraph_sdk import get_client
 from tqdm import tqdm
@@ -295,7 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     levels = [int(level) for level in args.levels.split(",")]
     print(f"| server | clients | {args.mode} runs/s | p50 ms | p95 ms | errors |")
     print("|---|---:|---:|---:|---:|---:|")
-    for kind in ("dev", "prod"):
+    kinds: tuple[Kind, ...] = ("dev", "prod")
+    for kind in kinds:
         figures = asyncio.run(
             measure(
                 load(DEFAULT_PATH),
@@ -303,7 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 modes=("threadless",),
                 repeats=1,
                 window_s=args.window,
-                kind=cast("Kind", kind),
+                kind=kind,
                 stream=args.mode == "stream",
                 progress=False,
             )
