@@ -46,7 +46,7 @@ def purchase(item: str, amount: float) -> str:
     return f"{item} (${amount:,.2f})"
 
 
-@tool(response_format="content_and_artifact")
+@tool(response_format="content_and_artifact", parse_docstring=True)
 def checkout(
     item: str,
     amount: float,

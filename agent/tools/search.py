@@ -75,7 +75,7 @@ def lookup(query: str) -> str | None:
     return max(hits, key=len) if hits else None
 
 
-@tool(response_format="content_and_artifact")
+@tool(response_format="content_and_artifact", parse_docstring=True)
 def search(
     query: str,
     messages: Annotated[list[AnyMessage], InjectedState("messages")],
