@@ -66,12 +66,19 @@ def _ok(url: str) -> bool:
         return False
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def stop_process(
+    process: subprocess.Popen[bytes], sig: int = signal.SIGTERM, grace: float = 15.0
+) -> None:
+    """Stop a process started in its own session, and its children, with ``sig``.
+
+    Waits ``grace`` seconds, then sends SIGKILL to the group. A process that already
+    ended, or whose group is gone, is left alone.
+    """
     if process.poll() is not None:
         return
     try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=15)
+        os.killpg(process.pid, sig)
+        process.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=15)
@@ -141,6 +148,6 @@ def serve(
             time.sleep(0.2)
         yield server
     finally:
-        _stop(process)
+        stop_process(process)
         if own_dir and not keep_workdir:
             shutil.rmtree(folder, ignore_errors=True)

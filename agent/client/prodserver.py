@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.client.devserver import free_port
+from agent.client.devserver import free_port, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "aegra.json"
@@ -153,16 +153,7 @@ def _spawn(command: list[str], log: Path, **kwargs: Any) -> subprocess.Popen[byt
 
 
 def _stop(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, sig)
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=15)
-    except ProcessLookupError:
-        pass
+    stop_process(process, sig, grace=30.0)  # PostgreSQL and the workers may take a while
 
 
 @contextmanager

@@ -26,10 +26,11 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from agent.stopping.decision import StopDecision, decide, final_text, is_hard_stop
-from agent.stopping.settings import ParallelPolicy, StopMode, StopSettings
+from agent.stopping.decision import StopDecision, final_text
+from agent.stopping.graph import StopRouter
+from agent.stopping.settings import ParallelPolicy, StopMode
 from agent.stopping.state import require_messages
-from agent.stopping.stream import DecisionHook, ModelCallHook, emit
+from agent.stopping.stream import DecisionHook, ModelCallHook
 
 
 class StopOnArtifactState(AgentState[Any]):
@@ -72,13 +73,15 @@ class StopOnArtifactMiddleware(AgentMiddleware[StopOnArtifactState, Any]):
     ) -> None:
         """Validate and keep the settings."""
         super().__init__()
-        self.settings = StopSettings(
+        # The decision, its stream event and the hard-stop test are the router's, as in a
+        # hand-built graph: the middleware only places them in create_agent's hooks.
+        self.router = StopRouter(
             stop_mode=stop_mode,
             parallel_policy=parallel_policy,
             max_retries=max_retries,
             max_model_calls=max_model_calls,
+            on_decision=on_decision,
         )
-        self.on_decision = on_decision
         self.on_model_call = on_model_call
 
     @property
@@ -98,13 +101,11 @@ class StopOnArtifactMiddleware(AgentMiddleware[StopOnArtifactState, Any]):
             return {"stop_decision": None}  # a new turn: no tool has run yet
         if not isinstance(last, ToolMessage):
             return None
-        settings = self.settings.for_run(runtime.context)
-        decision = decide(messages, settings)
-        emit(decision, messages, self.on_decision)
-        if is_hard_stop(decision, settings):
-            answer = AIMessage(content=final_text(decision, messages))
-            return {"stop_decision": decision, "jump_to": "end", "messages": [answer]}
-        return {"stop_decision": decision}
+        update: dict[str, Any] = self.router.after_tools(messages, runtime.context)
+        if self.router.is_hard(update, runtime.context):
+            answer = AIMessage(content=final_text(update["stop_decision"], messages))
+            return {**update, "jump_to": "end", "messages": [answer]}
+        return update
 
     @hook_config(can_jump_to=["end"])
     async def abefore_model(
