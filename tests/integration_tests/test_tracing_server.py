@@ -38,6 +38,7 @@ from tests.support.tracing import (
     observed_trace,
     same_across_graphs,
     stop_keys_nowhere_else,
+    trace_ended,
 )
 
 USER_SECRET = "my-planted-user-passphrase-6631"
@@ -228,12 +229,7 @@ async def run_all(url: str, cases: list[Case]) -> dict[tuple[str, str], Traced]:
 
 def wait_for_roots(collector: LangSmithCollector, traced: dict[Any, Traced]) -> dict[str, Any]:
     ids = [t.run_id for t in traced.values()]
-    return collector.wait_for(
-        lambda runs: all(
-            runs.get(i, {}).get("end_time") and "model_calls" in metadata(runs[i]) for i in ids
-        ),
-        timeout=60,
-    )
+    return collector.wait_for(lambda runs: all(trace_ended(runs, i) for i in ids), timeout=60)
 
 
 def check(case: Case, graph: str, traced: Traced, runs: dict[str, Any]) -> dict[str, Any]:

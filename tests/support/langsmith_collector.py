@@ -38,6 +38,8 @@ Protocol notes (checked against ``langsmith`` 0.15.1):
 Merging: ``runs`` maps a run id to a dict. A post creates it, a patch updates it,
 ``extra`` is merged key by key with ``extra.metadata`` merged dict-wise (a patch never
 drops metadata a post carried), and a ``None`` never overwrites a value already set.
+The client sends from a background queue, so a run's post can arrive after its patch;
+such a late post only fills fields the patch did not set (the patch is the newer state).
 """
 
 from __future__ import annotations
@@ -177,6 +179,7 @@ class LangSmithCollector(LoopbackServer):
         self.attachments: dict[str, dict[str, tuple[str, bytes]]] = {}
         self.feedback: list[dict[str, Any]] = []
         self.errors: list[str] = []
+        self._patched: dict[str, set[str]] = {}
         self._cond = threading.Condition()
 
     def env(self, api_key: str = "dummy") -> dict[str, str]:
@@ -413,15 +416,23 @@ class LangSmithCollector(LoopbackServer):
         if not isinstance(payload, dict):
             raise TypeError(f"{op}.{run_id}: expected a JSON object, got {type(payload)}")
         run = self.runs.setdefault(run_id, {"id": run_id})
+        patched = self._patched.setdefault(run_id, set())
         for key, value in payload.items():
             if key == "id":
                 continue
             if value is None and not strict_none and run.get(key) is not None:
                 continue
+            late_post = op == "post" and key in patched
             if key == "extra" and isinstance(value, dict):
-                run["extra"] = _merge_extra(run.get("extra"), value)
-            else:
+                current = run.get("extra")
+                if late_post:  # the patch's extra is newer: it wins key by key
+                    run["extra"] = _merge_extra(value, current if isinstance(current, dict) else {})
+                else:
+                    run["extra"] = _merge_extra(current, value)
+            elif not late_post:
                 run[key] = value
+            if op == "patch":
+                patched.add(key)
 
 
 def _merge_extra(current: Any, update: dict[str, Any]) -> dict[str, Any]:

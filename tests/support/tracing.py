@@ -33,6 +33,19 @@ def metadata(run: Mapping[str, Any]) -> dict[str, Any]:
     return dict((run.get("extra") or {}).get("metadata") or {})
 
 
+def trace_ended(runs: Mapping[str, Mapping[str, Any]], root_id: str) -> bool:
+    """Whether the root run and every run of its trace have arrived ended.
+
+    Waiting for the root alone is not enough: the client sends runs from a background
+    queue, so a child's patch (its tags, its end) can still be on its way when the
+    root's has arrived.
+    """
+    root = runs.get(root_id)
+    if not root or not root.get("end_time") or "model_calls" not in metadata(root):
+        return False
+    return all(r.get("end_time") for r in runs.values() if r.get("trace_id") == root_id)
+
+
 def observed_trace(
     runs: Mapping[str, Mapping[str, Any]], root_id: str, graph: str
 ) -> dict[str, Any]:

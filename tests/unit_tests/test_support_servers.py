@@ -164,6 +164,46 @@ def test_collector_merges_single_run_endpoints_and_accepts_unknown_posts(
             server.wait_for(lambda runs: len(runs) > 1, timeout=0.2)
 
 
+def test_collector_keeps_a_patch_that_arrived_before_its_post(loopback_env: None) -> None:
+    import urllib.request
+
+    def send(method: str, url: str, payload: Any) -> None:
+        req = urllib.request.Request(
+            url,
+            data=json.dumps(payload).encode(),
+            method=method,
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=5):
+            pass
+
+    with LangSmithCollector() as server:
+        run_id = "00000000-0000-0000-0000-000000000002"
+        patch = {
+            "tags": ["stop:completed"],
+            "end_time": "2026-01-01T00:00:01",
+            "extra": {"metadata": {"stop_rule": "completed", "shared": "patch"}},
+        }
+        send("PATCH", f"{server.url}/runs/{run_id}", patch)
+        post = {
+            "id": run_id,
+            "name": "tools",
+            "tags": [],
+            "inputs": {"a": 1},
+            "extra": {"metadata": {"from_post": 1, "shared": "post"}},
+        }
+        send("POST", f"{server.url}/runs", post)
+        run = server.runs_snapshot()[run_id]
+        assert run["tags"] == ["stop:completed"]
+        assert run["end_time"] == "2026-01-01T00:00:01"
+        assert run["name"] == "tools" and run["inputs"] == {"a": 1}
+        assert run["extra"]["metadata"] == {
+            "stop_rule": "completed",
+            "shared": "patch",
+            "from_post": 1,
+        }
+
+
 # --------------------------------------------------------------------------- groq
 
 
