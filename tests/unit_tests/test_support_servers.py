@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -127,21 +128,21 @@ def test_langsmith_client_traces_into_collector(collector: LangSmithCollector) -
     assert collector.runs_snapshot() == {} and collector.run_traffic == []
 
 
+def send(method: str, url: str, payload: Any) -> int:
+    """Send one JSON request the way a client without a tracing queue would."""
+    req = urllib.request.Request(
+        url,
+        data=json.dumps(payload).encode(),
+        method=method,
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req, timeout=5) as resp:
+        return int(resp.status)
+
+
 def test_collector_merges_single_run_endpoints_and_accepts_unknown_posts(
     loopback_env: None,
 ) -> None:
-    import urllib.request
-
-    def send(method: str, url: str, payload: Any) -> int:
-        req = urllib.request.Request(
-            url,
-            data=json.dumps(payload).encode(),
-            method=method,
-            headers={"Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(req, timeout=5) as resp:
-            return int(resp.status)
-
     with LangSmithCollector() as server:
         run_id = "00000000-0000-0000-0000-000000000001"
         post = {
@@ -165,18 +166,6 @@ def test_collector_merges_single_run_endpoints_and_accepts_unknown_posts(
 
 
 def test_collector_keeps_a_patch_that_arrived_before_its_post(loopback_env: None) -> None:
-    import urllib.request
-
-    def send(method: str, url: str, payload: Any) -> None:
-        req = urllib.request.Request(
-            url,
-            data=json.dumps(payload).encode(),
-            method=method,
-            headers={"Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(req, timeout=5):
-            pass
-
     with LangSmithCollector() as server:
         run_id = "00000000-0000-0000-0000-000000000002"
         patch = {
@@ -323,7 +312,6 @@ def test_fake_groq_base_url_from_env_and_unknown_path(
     groq_server: FakeGroq, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import urllib.error
-    import urllib.request
 
     monkeypatch.setenv("GROQ_API_BASE", groq_server.url)
     monkeypatch.setenv("GROQ_API_KEY", "from-env")
