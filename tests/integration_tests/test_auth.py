@@ -11,7 +11,7 @@ with an error naming the entry and never the key.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
@@ -31,6 +31,7 @@ from agent.auth import (
 from agent.client.scenarios import GRAPHS
 from tests.support.api import metadata_of, values_of
 from tests.support.dev_server import DevServer, DevServerError, dev_server
+from tests.support.ownership import USER, foreign_attempts, status_of, statuses
 
 ALICE_KEY = "alice-7c1f0e5b9a2d"
 ALICE_SECOND_KEY = "alice:second:3b8e"  # a key may hold ':'; the identity follows the last
@@ -41,13 +42,7 @@ CAROL_KEY = "carol-5e0b7a91d3c4"
 CAROL_LOOKALIKE = "carol_d@example.com"
 LOOKALIKE_KEY = "lookalike-2f6c8d0e"
 SERVER_KEYS = f"{KEYS},{CAROL_KEY}:{CAROL},{LOOKALIKE_KEY}:{CAROL_LOOKALIKE}"
-USER: dict[str, Any] = {"messages": [{"role": "user", "content": "How does a checkpointer work?"}]}
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def status_of(error: BaseException) -> int | None:
-    response = getattr(error, "response", None)
-    return getattr(response, "status_code", None)
 
 
 # ---------------------------------------------------------------------------------------
@@ -259,35 +254,10 @@ async def test_another_identity_gets_404_on_them(
 ) -> None:
     bob = clients["bob"]
     thread_id = alices["thread"]["thread_id"]
-    run_id = alices["run"]["run_id"]
     assistant_id = alices["assistant"]["assistant_id"]
-    attempts: dict[str, Callable[[], Awaitable[object]]] = {
-        "threads.get": lambda: bob.threads.get(thread_id),
-        "threads.get_state": lambda: bob.threads.get_state(thread_id),
-        "threads.get_history": lambda: bob.threads.get_history(thread_id),
-        "threads.update": lambda: bob.threads.update(thread_id, metadata={"x": 1}),
-        "threads.update_state": lambda: bob.threads.update_state(thread_id, {"messages": []}),
-        "threads.delete": lambda: bob.threads.delete(thread_id),
-        "runs.list": lambda: bob.runs.list(thread_id),
-        "runs.get": lambda: bob.runs.get(thread_id, run_id),
-        "runs.wait": lambda: bob.runs.wait(thread_id, GRAPHS[0], input=USER),
-        "runs.create": lambda: bob.runs.create(thread_id, GRAPHS[0], input=USER),
-        "assistants.get": lambda: bob.assistants.get(assistant_id),
-        "assistants.get_graph": lambda: bob.assistants.get_graph(assistant_id),
-        "assistants.update": lambda: bob.assistants.update(assistant_id, metadata={"x": 1}),
-        "assistants.delete": lambda: bob.assistants.delete(assistant_id),
-        "runs.wait with her assistant": lambda: bob.runs.wait(None, assistant_id, input=USER),
-        "crons.delete": lambda: bob.crons.delete(alices["cron"]["cron_id"]),
-    }
-    statuses: dict[str, int | None] = {}
-    for name, attempt in attempts.items():
-        try:
-            await attempt()
-        except httpx.HTTPStatusError as error:
-            statuses[name] = status_of(error)
-        else:
-            statuses[name] = 200
-    assert statuses == dict.fromkeys(attempts, 404)
+    attempts = foreign_attempts(bob, alices)
+    attempts["runs.list"] = lambda: bob.runs.list(thread_id)
+    assert await statuses(attempts) == dict.fromkeys(attempts, 404)
 
     # Nothing of hers shows in his searches, even when he filters on her name.
     assert thread_id not in {t["thread_id"] for t in await bob.threads.search()}

@@ -10,7 +10,7 @@ Aegra to its own answer (docs/deployment.md lists them).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -22,9 +22,8 @@ from agent.auth import OWNER
 from agent.client.scenarios import GRAPHS
 from tests.prod_tests.conftest import ALICE_KEY, BOB_KEY
 from tests.support.api import metadata_of, values_of
+from tests.support.ownership import USER, foreign_attempts, status_of, statuses
 from tests.support.prod_server import ProdServer
-
-USER: dict[str, Any] = {"messages": [{"role": "user", "content": "How does a checkpointer work?"}]}
 
 DIFFERENCES_FROM_DEV = {
     "error body": "401/404 bodies are {'error', 'message', 'details'}, not {'detail'}",
@@ -34,11 +33,6 @@ DIFFERENCES_FROM_DEV = {
     "store namespace": "items come back under ['users', <identity>, ...], not [<identity>, ...]",
 }
 """How Aegra 0.11 answers where ``langgraph dev`` answers otherwise."""
-
-
-def status_of(error: BaseException) -> int | None:
-    response = getattr(error, "response", None)
-    return getattr(response, "status_code", None)
 
 
 @pytest.fixture(scope="module")
@@ -133,35 +127,10 @@ async def test_another_identity_gets_404_on_them(
 ) -> None:
     bob = clients["bob"]
     thread_id = alices["thread"]["thread_id"]
-    run_id = alices["run"]["run_id"]
     assistant_id = alices["assistant"]["assistant_id"]
-    attempts: dict[str, Callable[[], Awaitable[Any]]] = {
-        "threads.get": lambda: bob.threads.get(thread_id),
-        "threads.get_state": lambda: bob.threads.get_state(thread_id),
-        "threads.get_history": lambda: bob.threads.get_history(thread_id),
-        "threads.update": lambda: bob.threads.update(thread_id, metadata={"x": 1}),
-        "threads.update_state": lambda: bob.threads.update_state(thread_id, {"messages": []}),
-        "threads.delete": lambda: bob.threads.delete(thread_id),
-        "runs.get": lambda: bob.runs.get(thread_id, run_id),
-        "runs.wait": lambda: bob.runs.wait(thread_id, GRAPHS[0], input=USER),
-        "runs.create": lambda: bob.runs.create(thread_id, GRAPHS[0], input=USER),
-        "assistants.get": lambda: bob.assistants.get(assistant_id),
-        "assistants.get_graph": lambda: bob.assistants.get_graph(assistant_id),
-        "assistants.update": lambda: bob.assistants.update(assistant_id, metadata={"x": 1}),
-        "assistants.delete": lambda: bob.assistants.delete(assistant_id),
-        "runs.wait with her assistant": lambda: bob.runs.wait(None, assistant_id, input=USER),
-        "crons.delete": lambda: bob.crons.delete(alices["cron"]["cron_id"]),
-        "store.get_item": lambda: bob.store.get_item(["notes"], "favourite"),
-    }
-    statuses: dict[str, int | None] = {}
-    for name, attempt in attempts.items():
-        try:
-            await attempt()
-        except httpx.HTTPStatusError as error:
-            statuses[name] = status_of(error)
-        else:
-            statuses[name] = 200
-    assert statuses == dict.fromkeys(attempts, 404)
+    attempts = foreign_attempts(bob, alices)
+    attempts["store.get_item"] = lambda: bob.store.get_item(["notes"], "favourite")
+    assert await statuses(attempts) == dict.fromkeys(attempts, 404)
     assert await bob.runs.list(thread_id) == []  # DIFFERENCES_FROM_DEV: 404 on langgraph dev
 
     # Nothing of hers shows in his searches, even when he filters on her name.
