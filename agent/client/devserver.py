@@ -58,9 +58,10 @@ class DevServer:
         return "\n".join(self.log().splitlines()[-lines:])
 
 
-def _ok(url: str) -> bool:
+def answers_200(url: str) -> bool:
+    """Whether a GET of ``url`` (a loopback health route) answers 200 within 2 seconds."""
     try:
-        with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:  # noqa: S310
+        with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310
             return bool(response.status == 200)
     except (urllib.error.URLError, OSError):
         return False
@@ -138,7 +139,7 @@ def serve(
     server = DevServer(url=url, port=port, workdir=folder, log_path=log_path, process=process)
     try:
         deadline = time.monotonic() + START_TIMEOUT
-        while not _ok(url):
+        while not answers_200(f"{url}/ok"):
             if process.poll() is not None:
                 msg = f"langgraph dev exited with {process.returncode}:\n{server.tail()}"
                 raise DevServerError(msg)

@@ -31,15 +31,13 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.client.devserver import free_port, stop_process
+from agent.client.devserver import answers_200, free_port, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "aegra.json"
@@ -257,14 +255,6 @@ def redis(state: Path, port: int, password: str) -> Iterator[str]:
         _stop(process)
 
 
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/health", timeout=2) as response:  # noqa: S310
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 @contextmanager
 def serve(
     env: Mapping[str, str] | None = None,
@@ -346,7 +336,7 @@ def serve(
             # /health answers once one worker is up: wait for every worker's startup line
             # (for at most WORKER_GRACE s, in case LOG_LEVEL hides it).
             if not healthy_since:
-                if not _healthy(url):
+                if not answers_200(f"{url}/health"):
                     return False
                 healthy_since.append(time.monotonic())
             with log.open("rb") as text:
