@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from typing_extensions import TypedDict
+from typing_extensions import NotRequired, TypedDict
 
 from agent.stopping.artifact import (
     InvalidArtifactError,
@@ -84,6 +84,11 @@ class StopDecision(TypedDict):
     answer_from: list[str]
     """On a hard stop, the ``tool_call_id``s whose content makes up the answer, in the
     order the model issued the calls this turn; empty otherwise (the model answers)."""
+    approval: NotRequired[str]
+    """Present when a person was asked about a call of this step: the artifact's
+    ``approval`` field (``approved`` / ``rejected``), the deciding call's first."""
+    policy: NotRequired[str]
+    """Beside ``approval``: the artifact's ``policy`` field, the policy that asked."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -337,6 +342,7 @@ def decide(messages: Sequence[BaseMessage], context: SettingsLike) -> StopDecisi
         The decision. It never raises on malformed messages or artifacts.
     """
     decision = _decide_rule(messages, context)
+    _note_approval(decision, messages)
     if is_hard_stop(decision, context):
         seen: set[str] = set()
         for message in settled_calls(messages):
@@ -344,6 +350,27 @@ def decide(messages: Sequence[BaseMessage], context: SettingsLike) -> StopDecisi
                 seen.add(message_text(message))
                 decision["answer_from"].append(message.tool_call_id)
     return decision
+
+
+def _note_approval(decision: StopDecision, messages: Sequence[BaseMessage]) -> None:
+    """Copy ``approval`` and ``policy`` from the step's artifacts, when one has them.
+
+    The deciding call's artifact is read first, then the step's others in call order;
+    only a valid artifact with a string ``approval`` counts.
+    """
+    step = latest_tool_step(messages[turn_start(messages) :])
+    step.sort(key=lambda m: m.tool_call_id != decision["tool_call_id"])  # stable: call order
+    for message in step:
+        artifact = message.artifact
+        if isinstance(artifact, dict) and isinstance(artifact.get("approval"), str):
+            try:
+                parse_artifact(artifact)
+            except InvalidArtifactError:
+                continue
+            decision["approval"] = artifact["approval"]
+            if isinstance(artifact.get("policy"), str):
+                decision["policy"] = artifact["policy"]
+            return
 
 
 def _decide_rule(messages: Sequence[BaseMessage], context: SettingsLike) -> StopDecision:
