@@ -18,6 +18,9 @@ from agent.stopping.settings import MAX_LIMIT, ParallelPolicy, StopMode
 Outcome = Literal["success", "transient", "retryable", "fatal"]
 """A forced tool outcome; ``transient`` and ``retryable`` mean the same thing."""
 
+OnPolicyBlock = Literal["refuse", "ask"]
+"""What a call the spend-cap policy would refuse does: refused at once, or asked about."""
+
 OFFLINE_MODEL = "offline"
 GROQ_DEFAULT_MODEL = "groq:llama-3.3-70b-versatile"
 _PROVIDER_MODEL = re.compile(r"^[a-z][a-z0-9_-]*:\S+$")
@@ -91,6 +94,17 @@ class Context(BaseModel):
             "policy before the tool runs, and the run stops with rule 'policy_block'."
         ),
     )
+    on_policy_block: OnPolicyBlock = Field(
+        default="refuse",
+        description=(
+            "What a checkout above spend_cap does. 'refuse' (default): it is refused before "
+            "the tool runs and the run stops with rule 'policy_block'. 'ask': nothing is "
+            "charged and the run pauses before any tool of that step runs, with one "
+            "approval request (one action per blocked call; Agent Chat UI and Studio show "
+            "approve / reject). Resume with {'decisions': [{'type': 'approve'}]} to run "
+            "the call, or [{'type': 'reject', 'message': '...'}] to keep the refusal."
+        ),
+    )
 
     max_model_calls: int = Field(
         default=6,
@@ -100,7 +114,7 @@ class Context(BaseModel):
             "Model calls allowed per user message. A tool step that would send the run back "
             "to the model past this cap stops it with rule 'model_call_limit' and a "
             "user-safe message. A run capped at k model calls needs a recursion_limit of at "
-            "least 2k+2 steps in 'legacy' and 3k+2 in 'middleware' (LangGraph 1.x defaults "
+            "least 2k+2 steps in 'legacy' and 4k+2 in 'middleware' (LangGraph 1.x defaults "
             "are far above that)."
         ),
     )

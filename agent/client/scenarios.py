@@ -14,6 +14,10 @@ GRAPHS: tuple[str, ...] = ("legacy", "middleware")
 MODEL_NODES: frozenset[str] = frozenset({"agent", "model"})
 """Nodes that call the model, in either graph: count their updates to count model calls."""
 STOP_NODE = "stop_on_artifact.before_model"
+POLICY_NODE = "spend_cap.after_model"
+"""The ``middleware`` node after every model call: where an approval request pauses the step."""
+INTERRUPT = "__interrupt__"
+"""What ``stream_mode="updates"`` shows where a run pauses."""
 
 Ending = Literal["finalize", "model"]
 LIMIT_RULES: frozenset[str] = frozenset({"retry_budget", "model_call_limit"})
@@ -41,6 +45,14 @@ class Scenario:
     order (``answer_from``). None means the chosen call alone on a hard stop that a tool
     settled, and nothing otherwise."""
     tags: tuple[str, ...] = field(default=())
+    resume: tuple[dict[str, Any], ...] = ()
+    """The decisions answering the run's one approval request (``on_policy_block="ask"``),
+    in action order; empty when the run does not pause."""
+
+    @property
+    def rejected(self) -> int:
+        """Calls of the first step a person rejected: they get a refusal, never a task."""
+        return sum(decision["type"] == "reject" for decision in self.resume)
 
     @property
     def model_calls(self) -> int:
@@ -65,13 +77,21 @@ class Scenario:
         """Return the node path ``stream_mode="updates"`` shows for ``graph``."""
         if graph == "legacy":
             path = ["agent", "tools"] * self.tool_steps
+            if self.resume:
+                path.insert(1, INTERRUPT)  # the first tools step pauses, then runs again
             return [*path, "finalize" if self.ending == "finalize" else "agent"]
         if graph == "middleware":
-            # create_agent runs each tool call of a turn as its own ``tools`` task.
-            calls = self.calls or (1,) * self.tool_steps
-            path = [node for n in calls for node in (STOP_NODE, "model", *["tools"] * n)]
+            # create_agent runs each tool call of a turn as its own ``tools`` task; a call
+            # a person rejected gets its refusal in the policy node and no task.
+            calls = list(self.calls or (1,) * self.tool_steps)
+            calls[0] -= self.rejected
+            path = [
+                node for n in calls for node in (STOP_NODE, "model", POLICY_NODE, *["tools"] * n)
+            ]
+            if self.resume:
+                path.insert(2, INTERRUPT)  # the policy node pauses, then runs again
             path.append(STOP_NODE)
-            return [*path, "model"] if self.ending == "model" else path
+            return [*path, "model", POLICY_NODE] if self.ending == "model" else path
         msg = f"unknown graph {graph!r}; expected one of {GRAPHS}"
         raise ValueError(msg)
 
@@ -212,7 +232,94 @@ def _matrix() -> list[Scenario]:
 
 
 SCENARIOS: tuple[Scenario, ...] = tuple(_matrix())
-"""Every scenario, in a stable order."""
+"""Every scenario that runs to its end in one run, in a stable order."""
+
+ASK = {"spend_cap": 500, "force_outcome": "success", "on_policy_block": "ask"}
+APPROVE: dict[str, Any] = {"type": "approve"}
+REJECT: dict[str, Any] = {"type": "reject", "message": "Over this quarter's budget"}
+
+
+def _approvals() -> list[Scenario]:
+    both = ((0, 0), (0, 1))
+    return [
+        Scenario(
+            name="approval-approve",
+            query="buy a standing desk for 900",
+            context=ASK,
+            action="stop",
+            rule="completed",
+            tool_steps=1,
+            ending="finalize",
+            resume=(APPROVE,),
+            tags=("policy", "approval"),
+        ),
+        Scenario(
+            name="approval-reject",
+            query="buy a standing desk for 900",
+            context=ASK,
+            action="stop",
+            rule="policy_block",
+            tool_steps=1,
+            ending="finalize",
+            resume=(REJECT,),
+            tags=("policy", "approval"),
+        ),
+        Scenario(
+            name="approval-approve_polish",
+            query="buy a standing desk for 900",
+            context={**ASK, "stop_mode": "polish"},
+            action="stop",
+            rule="completed",
+            tool_steps=1,
+            ending="model",
+            resume=(APPROVE,),
+            tags=("policy", "approval"),
+        ),
+        Scenario(
+            name="approval-parallel_approve_and_receipt",
+            query="buy a laptop for 900; buy a mouse for 20",
+            context=ASK,
+            action="stop",
+            rule="completed",
+            tool_steps=1,
+            ending="finalize",
+            calls=(2,),
+            answer=both,
+            resume=(APPROVE,),
+            tags=("policy", "approval", "parallel"),
+        ),
+        Scenario(
+            name="approval-parallel_reject_and_receipt",
+            query="buy a laptop for 900; buy a mouse for 20",
+            context=ASK,
+            action="stop",
+            rule="policy_block",
+            tool_steps=1,
+            ending="finalize",
+            calls=(2,),
+            answer=both,
+            resume=(REJECT,),
+            tags=("policy", "approval", "parallel"),
+        ),
+        Scenario(
+            name="approval-two_blocked_approve_one",
+            query="buy a laptop for 900; buy a standing desk for 700",
+            context=ASK,
+            action="stop",
+            rule="policy_block",
+            tool_steps=1,
+            ending="finalize",
+            chosen=1,
+            calls=(2,),
+            answer=both,
+            resume=(APPROVE, REJECT),
+            tags=("policy", "approval", "parallel"),
+        ),
+    ]
+
+
+APPROVAL_SCENARIOS: tuple[Scenario, ...] = tuple(_approvals())
+"""Runs that pause for approval (``on_policy_block="ask"``) and resume with ``resume``."""
 
 
 def by_name(name: str) -> Scenario:
@@ -221,7 +328,7 @@ def by_name(name: str) -> Scenario:
     Raises:
         KeyError: If there is none; the message lists the known names.
     """
-    for scenario in SCENARIOS:
+    for scenario in (*SCENARIOS, *APPROVAL_SCENARIOS):
         if scenario.name == name:
             return scenario
     msg = f"unknown scenario {name!r}; known: {[s.name for s in SCENARIOS]}"

@@ -4,8 +4,11 @@ A run may start from a ``command`` instead of input. LangGraph does not check it
 ``resume`` or ``update`` on a thread with nothing pending does nothing, or fails deep
 inside LangGraph (``TypeError: 'NoneType' object is not iterable`` on a new thread
 through the server), and ``goto`` to a node the graph lacks is dropped with a warning, so
-the run fails later for an unrelated reason. :func:`checked` returns the compiled graph
-as a :class:`CommandCheckedGraph`, which looks at the command before the first step.
+the run fails later for an unrelated reason. A ``resume`` that does not answer a pending
+approval request (:mod:`agent.approval`) would be stored and fail inside the node; it is
+refused here instead, before LangGraph writes anything, so the thread stays paused and
+can be answered again. :func:`checked` returns the compiled graph as a
+:class:`CommandCheckedGraph`, which looks at the command before the first step.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.constants import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Send, StateSnapshot
+
+from agent.approval import resume_problem
 
 
 class CommandError(ValueError):
@@ -58,6 +63,9 @@ def command_problem(
             "command.resume and command.update continue an interrupted thread, and this "
             "thread is not interrupted (no step is pending): start a run with input instead"
         )
+    if command.resume is not None and snapshot is not None:
+        pending = {i.id: i.value for task in snapshot.tasks for i in task.interrupts}
+        return resume_problem(command.resume, pending)
     return None
 
 

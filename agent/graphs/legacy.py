@@ -6,8 +6,10 @@
              tools -> route_after_tools -> agent | finalize
              finalize -> END
 
-``tools`` refuses each call the spend-cap policy blocks, runs a ``ToolNode`` on the others
-(in the order the model issued them), then asks the core's
+``tools`` refuses each call the spend-cap policy blocks (or, with
+``on_policy_block="ask"``, first pauses the step with one approval request and applies the
+person's decisions; see :mod:`agent.policy`), runs a ``ToolNode`` on the others (in the
+order the model issued them), then asks the core's
 :class:`~agent.stopping.graph.StopRouter` about the step, which checkpoints the decision
 under ``stop_decision``. ``finalize`` makes no model call: it relays the settled tools'
 content. Nothing here needs langgraph or langchain 1.x: the graph builds and runs on
@@ -31,7 +33,13 @@ from langgraph.types import Checkpointer
 from agent.context import Context, resolve
 from agent.graphs.commands import checked
 from agent.models import load_model
-from agent.policy import spend_cap_refusal, tool_error_content
+from agent.policy import (
+    approved_ids,
+    ask_for_approval,
+    mark_approved,
+    spend_cap_verdict,
+    tool_error_content,
+)
 from agent.state import InputState, State
 from agent.stopping.graph import StopRouter
 from agent.stopping.state import require_messages
@@ -86,20 +94,23 @@ def build_legacy(
         return update
 
     async def tools_step(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Refuse over-cap calls, run the others, then decide from their artifacts."""
+        """Refuse (or ask about) over-cap calls, run the others, then decide the step."""
         context = resolve(runtime.context)
         # The calls of the latest AIMessage, as ToolNode itself would pick them.
         issued = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
         if issued is None:
             msg = "No AIMessage found in input"  # ToolNode's own error for this state
             raise ValueError(msg)
-        refusals = [spend_cap_refusal(call, context) for call in issued.tool_calls]
+        # Before any tool runs: a pause here resumes by running this node again from the top.
+        decisions = ask_for_approval(issued.tool_calls, context)
+        refusals = [spend_cap_verdict(call, context, decisions) for call in issued.tool_calls]
         allowed = [c for c, r in zip(issued.tool_calls, refusals, strict=True) if r is None]
         ran: list[ToolMessage] = []
         if allowed:
             calls = issued.model_copy(update={"tool_calls": allowed})
             result = await tool_node.ainvoke({**state, CALLS_TO_RUN: [calls]}, get_config())
-            ran = result[CALLS_TO_RUN]
+            approved = approved_ids(decisions)
+            ran = [mark_approved(message, approved) for message in result[CALLS_TO_RUN]]
         results = iter(ran)
         new_messages = [next(results) if r is None else r for r in refusals]
         return {

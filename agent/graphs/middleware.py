@@ -1,7 +1,9 @@
 """The ``middleware`` graph: ``create_agent`` plus the stop and policy middleware.
 
 Order is public behaviour. ``SpendCapMiddleware`` wraps every tool call outermost, so a
-policy denial is written before any stop is interpreted; the core's
+policy denial is written before any stop is interpreted, and, with
+``on_policy_block="ask"``, pauses the step in ``after_model`` (before any ``tools`` task
+starts) with one approval request; the core's
 :class:`~agent.stopping.middleware.StopOnArtifactMiddleware` reads the step in
 ``before_model`` (which runs right after tools) and jumps to the end.
 """
@@ -9,7 +11,7 @@ policy denial is written before any stop is interpreted; the core's
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any, Required
+from typing import Annotated, Any, NotRequired, Required
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
@@ -18,16 +20,24 @@ from langchain.agents.middleware import (
     ModelResponse,
     ToolErrorMiddleware,
 )
+from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AnyMessage
 from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
 
 from agent.context import Context, resolve
 from agent.graphs.commands import checked
 from agent.models import OfflineChatModel, load_model
-from agent.policy import ToolResult, aenforce_spend_cap, enforce_spend_cap, tool_error_content
+from agent.policy import (
+    ToolResult,
+    aenforce_spend_cap,
+    approval_update,
+    enforce_spend_cap,
+    tool_error_content,
+)
 from agent.state import add_messages_quietly
 from agent.stopping.middleware import StopOnArtifactMiddleware, StopOnArtifactState
 from agent.tools import TOOLS
@@ -70,13 +80,39 @@ class ContextModelMiddleware(AgentMiddleware[StopState, Context]):
         return await handler(self._request(request))
 
 
-class SpendCapMiddleware(AgentMiddleware[StopState, Context]):
-    """Refuse a checkout above the context's ``spend_cap`` before the tool runs."""
+class SpendCapState(StopState):
+    """The state with the calls a person approved this step."""
+
+    spend_cap_approved: NotRequired[Annotated[list[str], PrivateStateAttr]]
+    """``tool_call_id``s approved in ``after_model``, read by ``wrap_tool_call``."""
+
+
+class SpendCapMiddleware(AgentMiddleware[SpendCapState, Context]):
+    """Refuse a checkout above the context's ``spend_cap`` before the tool runs.
+
+    With ``on_policy_block="ask"``, ``after_model`` first pauses the step with one
+    approval request (langchain's human-in-the-loop schema) for its over-cap calls, before
+    any ``tools`` task starts; a rejected call gets its refusal there, an approved one
+    runs.
+    """
+
+    state_schema = SpendCapState
 
     @property
     def name(self) -> str:
-        """Node-name prefix."""
+        """Node-name prefix: the hook's node is ``spend_cap.after_model``."""
         return "spend_cap"
+
+    def after_model(self, state: SpendCapState, runtime: Runtime[Context]) -> dict[str, Any] | None:
+        """Ask a person about the model turn's over-cap calls, under ``ask``."""
+        previous = state.get("spend_cap_approved") or []  # agent.policy.APPROVED_KEY
+        return approval_update(state["messages"], resolve(runtime.context), previous)
+
+    async def aafter_model(
+        self, state: SpendCapState, runtime: Runtime[Context]
+    ) -> dict[str, Any] | None:
+        """Async twin of :meth:`after_model`."""
+        return self.after_model(state, runtime)
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]

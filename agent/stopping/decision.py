@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NotRequired, get_args
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from agent.stopping.artifact import (
     InvalidArtifactError,

@@ -22,6 +22,22 @@ def plain(text: str) -> str:
     return "".join(f"\\{char}" if char in _SPECIAL else char for char in flat)
 
 
+def excerpt(text: str, limit: int = QUOTE_CHARS) -> str:
+    """Return caller text on one line, cut to ``limit`` characters, escaped by :func:`plain`.
+
+    Args:
+        text: Text that came from a caller.
+        limit: Most characters kept before escaping; a longer text ends with an ellipsis.
+
+    Returns:
+        The escaped excerpt.
+    """
+    flat = " ".join(text.split())
+    if len(flat) > limit:
+        flat = flat[: limit - 1].rstrip() + "…"
+    return plain(flat)
+
+
 def label(text: str) -> str:
     """Return a short bold first line naming the part of the question a text answers.
 
@@ -31,7 +47,4 @@ def label(text: str) -> str:
     Returns:
         ``**<text>**`` with the text escaped by :func:`plain`, cut with an ellipsis.
     """
-    flat = " ".join(text.split())
-    if len(flat) > QUOTE_CHARS:
-        flat = flat[: QUOTE_CHARS - 1].rstrip() + "…"
-    return f"**{plain(flat)}**"
+    return f"**{excerpt(text)}**"

@@ -43,8 +43,14 @@ STOP_KEYS: tuple[str, ...] = (
     "stop_tool_call_id",
     "stop_answer_from",
     "stop_artifact",
+    "stop_policy",
+    "stop_approval",
 )
-"""Metadata of a decision; all None on a root run whose run made no tool call."""
+"""Metadata of a decision; all None on a root run whose run made no tool call.
+
+``stop_policy`` and ``stop_approval`` name the policy that asked a person and what they
+decided (``approved`` / ``rejected``); None when nobody was asked. Never the approver's
+reason: that is free text, and it stays in the refusal's content."""
 
 TOTAL_KEYS: tuple[str, ...] = (
     "model_calls",
@@ -90,6 +96,8 @@ def decision_metadata(
         "stop_tool_call_id": decision["tool_call_id"],
         "stop_answer_from": list(decision["answer_from"]),
         "stop_artifact": sanitize_artifact(chosen_artifact(decision, messages)),
+        "stop_policy": decision.get("policy"),
+        "stop_approval": decision.get("approval"),
     }
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 
 from agent.client.scenarios import MODEL_NODES
 from agent.graphs.legacy import build_legacy
@@ -23,6 +24,8 @@ class Observed:
     events: list[dict[str, Any]]
     state: dict[str, Any]
     updates: list[dict[str, Any]] = field(default_factory=list)
+    interrupts: list[Any] = field(default_factory=list)
+    """The values of the approval requests the run paused on."""
 
     @property
     def model_calls(self) -> int:
@@ -68,22 +71,34 @@ def build(graph: str, tools: Sequence[BaseTool] = TOOLS) -> Any:
 
 
 async def run(
-    graph: Any, text: str, context: dict[str, Any] | None = None, thread_id: str = "t"
+    graph: Any,
+    text: str,
+    context: dict[str, Any] | None = None,
+    thread_id: str = "t",
+    resume: Sequence[dict[str, Any]] = (),
 ) -> Observed:
+    """Run one user message; with ``resume``, answer the one approval request it pauses on."""
     path: list[str] = []
     events: list[dict[str, Any]] = []
     updates: list[dict[str, Any]] = []
+    interrupts: list[Any] = []
     config = {"configurable": {"thread_id": thread_id}}
-    async for mode, chunk in graph.astream(
-        {"messages": [{"role": "user", "content": text}]},
-        config,
-        context=context,
-        stream_mode=["updates", "custom"],
-    ):
-        if mode == "updates":
-            updates.append(chunk)
-            path.extend(chunk)
-        else:
-            events.append(chunk)
-    state = (await graph.aget_state(config)).values
-    return Observed(path=path, events=events, state=state, updates=updates)
+    inputs: list[Any] = [{"messages": [{"role": "user", "content": text}]}]
+    if resume:
+        inputs.append(Command(resume={"decisions": list(resume)}))
+    for index, given in enumerate(inputs):
+        async for mode, chunk in graph.astream(
+            given, config, context=context, stream_mode=["updates", "custom"]
+        ):
+            if mode == "updates":
+                updates.append(chunk)
+                path.extend(chunk)
+            else:
+                events.append(chunk)
+        snapshot = await graph.aget_state(config)
+        if index < len(inputs) - 1:
+            assert len(snapshot.interrupts) == 1, "the run should pause for approval once"
+            interrupts.append(snapshot.interrupts[0].value)
+    state = snapshot.values
+    assert not snapshot.interrupts, "the run should not be paused at its end"
+    return Observed(path=path, events=events, state=state, updates=updates, interrupts=interrupts)

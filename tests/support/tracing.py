@@ -176,6 +176,8 @@ def _stop(
     call: str,
     answer_from: list[str],
     artifact: dict[str, Any] | None,
+    policy: str | None = None,
+    approval: str | None = None,
 ) -> dict[str, Any]:
     return {
         "stop_action": action,
@@ -185,6 +187,8 @@ def _stop(
         "stop_tool_call_id": call,
         "stop_answer_from": answer_from,
         "stop_artifact": artifact,
+        "stop_policy": policy,
+        "stop_approval": approval,
     }
 
 
@@ -244,6 +248,13 @@ def as_json(trace: dict[str, Any]) -> dict[str, Any]:
 def matches_events(trace: dict[str, Any], decisions: Sequence[Mapping[str, Any]]) -> bool:
     """Whether the deciding runs' metadata says what the ``stop_decision`` events said."""
     fields = ("action", "rule", "reason", "tool", "tool_call_id", "answer_from")
-    said = [{f"stop_{f}": d[f] for f in fields} for d in decisions]
+    said = [
+        {
+            **{f"stop_{f}": d[f] for f in fields},
+            "stop_policy": d.get("policy"),
+            "stop_approval": d.get("approval"),
+        }
+        for d in decisions
+    ]
     shown = [{k: v for k, v in run.items() if k != "stop_artifact"} for run in trace["deciding"]]
     return said == shown

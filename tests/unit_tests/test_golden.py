@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from agent.client.scenarios import SCENARIOS, Scenario
+from agent.client.scenarios import APPROVAL_SCENARIOS, SCENARIOS, Scenario
 from tests.support.graph_runs import Observed, build, run
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -32,18 +32,23 @@ def normalize_message(message: BaseMessage) -> dict[str, Any]:
 def transcript(observed: Observed) -> dict[str, Any]:
     decision = dict(observed.decision or {})
     decision.pop("tool_call_id", None)  # an id: normalized away
-    return {
+    entry: dict[str, Any] = {
         "path": observed.path,
         "model_calls": observed.model_calls,
         "stop_decision": decision,
         "events": [e["stop_decision"]["rule"] for e in observed.events],
         "messages": [normalize_message(m) for m in observed.messages],
     }
+    if observed.interrupts:
+        entry["interrupts"] = observed.interrupts  # the approval requests, as a person sees them
+    return entry
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+@pytest.mark.parametrize("scenario", SCENARIOS + APPROVAL_SCENARIOS, ids=lambda s: s.name)
 async def test_golden_transcript(graph_name: str, scenario: Scenario) -> None:
-    observed = await run(build(graph_name), scenario.query, scenario.context)
+    observed = await run(
+        build(graph_name), scenario.query, scenario.context, resume=scenario.resume
+    )
     actual = json.dumps(transcript(observed), indent=2, sort_keys=True) + "\n"
     path = GOLDEN / graph_name / f"{scenario.name}.json"
     if os.environ.get("UPDATE_GOLDEN") == "1":

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import ToolMessage
 
-from agent.client.scenarios import SCENARIOS, Scenario
-from agent.policy import SPEND_CAP_MESSAGE
+from agent.client.scenarios import APPROVAL_SCENARIOS, SCENARIOS, Scenario
+from agent.policy import REJECTED_MESSAGE, SPEND_CAP_MESSAGE
 from agent.stopping import (
     ANSWER_SEPARATOR,
     MODEL_CALL_LIMIT_MESSAGE,
@@ -16,9 +16,11 @@ from agent.stopping import (
 from tests.support.graph_runs import build, run, tool_steps
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+@pytest.mark.parametrize("scenario", SCENARIOS + APPROVAL_SCENARIOS, ids=lambda s: s.name)
 async def test_scenario(graph_name: str, scenario: Scenario) -> None:
-    observed = await run(build(graph_name), scenario.query, scenario.context)
+    observed = await run(
+        build(graph_name), scenario.query, scenario.context, resume=scenario.resume
+    )
 
     assert observed.path == scenario.path(graph_name)
     assert observed.model_calls == scenario.model_calls
@@ -56,8 +58,21 @@ async def test_scenario(graph_name: str, scenario: Scenario) -> None:
         chosen = step[scenario.chosen]
         assert isinstance(chosen.content, str)
         assert chosen.content.startswith("**Not purchased: ")
-        assert chosen.content.endswith(f"\n\n{SPEND_CAP_MESSAGE}")
+        if scenario.resume:
+            assert f"\n\n{REJECTED_MESSAGE}\n\n**Reason given:** " in chosen.content
+        else:
+            assert chosen.content.endswith(f"\n\n{SPEND_CAP_MESSAGE}")
         assert chosen.artifact["reason"] == "policy_block"
+    # A person was asked once, about every blocked call, before any tool of the step ran.
+    assert len(observed.interrupts) == (1 if scenario.resume else 0)
+    if scenario.resume:
+        request = observed.interrupts[0]
+        assert len(request["action_requests"]) == len(scenario.resume)
+        assert decision["policy"] == "spend_cap"
+        outcome = "rejected" if decision["rule"] == "policy_block" else "approved"
+        assert decision["approval"] == outcome
+    else:
+        assert "approval" not in decision and "policy" not in decision
 
 
 async def test_chosen_tool_is_not_the_last_message(graph_name: str) -> None:
@@ -75,11 +90,20 @@ async def test_chosen_tool_is_not_the_last_message(graph_name: str) -> None:
 
 
 async def test_both_graphs_agree_on_every_scenario() -> None:
-    for scenario in SCENARIOS:
+    for scenario in SCENARIOS + APPROVAL_SCENARIOS:
         seen = []
         for graph_name in ("legacy", "middleware"):
-            observed = await run(build(graph_name), scenario.query, scenario.context)
-            seen.append((observed.decision, observed.answer.content, observed.model_calls))
+            observed = await run(
+                build(graph_name), scenario.query, scenario.context, resume=scenario.resume
+            )
+            seen.append(
+                (
+                    observed.decision,
+                    observed.answer.content,
+                    observed.model_calls,
+                    observed.interrupts,
+                )
+            )
         assert seen[0] == seen[1], scenario.name
 
 

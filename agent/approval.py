@@ -1,0 +1,163 @@
+"""Asking a person about tool calls: langchain's human-in-the-loop request and response.
+
+A policy that would refuse a call can pause the run instead, with a LangGraph
+``interrupt()`` whose value is the request of langchain's ``HumanInTheLoopMiddleware``
+(``HITLRequest``: ``action_requests`` + ``review_configs``), which Agent Chat UI and
+Studio draw as an approval card. The run goes on with ``Command(resume=...)`` holding that
+middleware's response (``HITLResponse``: ``{"decisions": [...]}``, one decision per
+action, in order). Only ``approve`` and ``reject`` are offered here.
+
+:func:`decisions_problem` checks a response without raising, naming the field and never
+quoting a value, so the command guard (:mod:`agent.graphs.commands`) can refuse a
+malformed resume before LangGraph stores it and the thread stays paused.
+
+The types are langchain's own (``langchain.agents.middleware.human_in_the_loop``), read
+for type checking only: the ``legacy`` graph imports this module on langgraph 0.6 too,
+where that module does not exist. The values are plain dicts of the same shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+if TYPE_CHECKING:
+    from langchain.agents.middleware.human_in_the_loop import (
+        ActionRequest,
+        ApproveDecision,
+        HITLRequest,
+        RejectDecision,
+        ReviewConfig,
+    )
+
+    ApprovalDecision = ApproveDecision | RejectDecision
+    """The decisions this project offers."""
+
+Outcome = Literal["approved", "rejected"]
+"""What became of a call a person was asked about; recorded as the artifact's ``approval``."""
+
+ALLOWED_DECISIONS: tuple[str, ...] = ("approve", "reject")
+"""The decision types every action request here allows."""
+
+MAX_REASON_CHARS = 200
+"""Longest part of a reject decision's ``message`` that reaches the answer."""
+
+
+class ResumeError(ValueError):
+    """A resume value that does not answer the pending approval request."""
+
+
+def approval_request(actions: Sequence[ActionRequest]) -> HITLRequest:
+    """Return the interrupt value asking about ``actions``: one review config each.
+
+    Args:
+        actions: One ``{"name", "args", "description"}`` per call to ask about, in the
+            order the model issued the calls.
+
+    Returns:
+        ``{"action_requests": [...], "review_configs": [...]}``.
+    """
+    configs: list[ReviewConfig] = [
+        {"action_name": action["name"], "allowed_decisions": ["approve", "reject"]}
+        for action in actions
+    ]
+    return {"action_requests": list(actions), "review_configs": configs}
+
+
+def is_approval_request(value: object) -> bool:
+    """Return True when an interrupt's value is a human-in-the-loop request."""
+    return (
+        isinstance(value, Mapping)
+        and isinstance(value.get("action_requests"), list)
+        and isinstance(value.get("review_configs"), list)
+    )
+
+
+def decisions_problem(response: object, expected: int) -> str | None:
+    """Return what is wrong with a resume value, or None when it answers the request.
+
+    Args:
+        response: What ``Command(resume=...)`` carried for this interrupt.
+        expected: How many actions the request holds.
+
+    Returns:
+        A message naming the field (``resume``, ``resume.decisions``,
+        ``resume.decisions[i].type``, ...) and the expected form; never a value.
+    """
+    if not isinstance(response, Mapping) or "decisions" not in response:
+        return (
+            "resume must be an object {'decisions': [...]} with one decision per action "
+            "request, e.g. {'decisions': [{'type': 'approve'}]}"
+        )
+    decisions = response["decisions"]
+    if not isinstance(decisions, list) or len(decisions) != expected:
+        return f"resume.decisions must be a list of {expected} decision(s), one per action request"
+    for index, decision in enumerate(decisions):
+        field = f"resume.decisions[{index}]"
+        if not isinstance(decision, Mapping):
+            return f"{field} must be an object such as {{'type': 'approve'}}"
+        kind = decision.get("type")
+        if not isinstance(kind, str) or kind not in ALLOWED_DECISIONS:
+            return f"{field}.type must be one of {list(ALLOWED_DECISIONS)}"
+        message = decision.get("message")
+        if kind == "reject" and message is not None and not isinstance(message, str):
+            return f"{field}.message must be a string (the reason, optional)"
+    return None
+
+
+def read_decisions(response: object, expected: int) -> list[ApprovalDecision]:
+    """Return the decisions of a resume value, checked.
+
+    Args:
+        response: What ``interrupt()`` returned.
+        expected: How many actions the request holds.
+
+    Returns:
+        One approve or reject decision per action, in order.
+
+    Raises:
+        ResumeError: If the value does not answer the request; the message names the
+            field, never a value.
+    """
+    problem = decisions_problem(response, expected)
+    if problem is not None:
+        raise ResumeError(problem)
+    return cast("list[ApprovalDecision]", list(cast("Mapping[str, Any]", response)["decisions"]))
+
+
+def reject_reason(decision: ApprovalDecision) -> str | None:
+    """Return a reject decision's reason, or None when it gave none."""
+    if decision["type"] != "reject":
+        return None
+    message = decision.get("message")
+    return message if isinstance(message, str) and message.strip() else None
+
+
+def resume_problem(resume: object, pending: Mapping[str, object]) -> str | None:
+    """Return what is wrong with ``Command(resume=...)`` for a thread's pending interrupts.
+
+    A resume is either one value (for the thread's only pending interrupt) or a mapping
+    from interrupt ids to values. Only interrupts whose value is an approval request are
+    checked; any other interrupt takes whatever its node accepts.
+
+    Args:
+        resume: The command's ``resume``.
+        pending: The thread's pending interrupts, id to value.
+
+    Returns:
+        A message naming the field, or None.
+    """
+    if isinstance(resume, Mapping) and resume and all(key in pending for key in resume):
+        answers = dict(resume)
+    elif len(pending) == 1:
+        answers = {next(iter(pending)): resume}
+    else:
+        return None  # LangGraph itself asks for a mapping of interrupt ids here
+    for interrupt_id, answer in answers.items():
+        value = pending[interrupt_id]
+        if is_approval_request(value):
+            count = len(cast("Mapping[str, list[Any]]", value)["action_requests"])
+            problem = decisions_problem(answer, count)
+            if problem is not None:
+                return problem
+    return None
