@@ -1,0 +1,132 @@
+"""Approvals through the real `langgraph dev`: pause, show, resume, refuse what cannot run.
+
+Every row of ``APPROVAL_SCENARIOS`` on both graphs, started and resumed through
+`runs.wait` and through `runs.stream`: the thread shows one pending human-in-the-loop
+request and no tool result while it waits, and ends as the same run in-process. A
+malformed resume fails naming the field and loses nothing; a second resume is refused; on
+a server with keys, only the thread's owner can see or answer the request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+
+from agent.auth import API_KEYS_ENV
+from agent.client.scenarios import APPROVAL_SCENARIOS, GRAPHS, Scenario, by_name
+from tests.support.approval import WAYS, Way, answer, check_resumed, pause, receipts
+from tests.support.dev_server import dev_server
+from tests.support.ownership import status_of
+
+CASES = [(s, g, w) for s in APPROVAL_SCENARIOS for g in GRAPHS for w in WAYS]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "graph", "way"), CASES, ids=[f"{s.name}-{g}-{w}" for s, g, w in CASES]
+)
+async def test_an_approval_pauses_and_resumes_over_the_api(
+    client: LangGraphClient, scenario: Scenario, graph: str, way: Way
+) -> None:
+    approval = await pause(client, graph, scenario, way)
+    await answer(client, approval, way)
+    await check_resumed(client, approval, way)
+
+
+async def failure(client: LangGraphClient, thread_id: str, graph: str, command: object) -> str:
+    output = await client.runs.wait(
+        thread_id, graph, command={"resume": command}, raise_error=False
+    )
+    assert isinstance(output, dict) and "__error__" in output, output
+    assert output["__error__"]["error"] == "CommandError", output
+    return str(output["__error__"]["message"])
+
+
+async def malformed_resumes_lose_nothing(client: LangGraphClient, graph: str) -> None:
+    approval = await pause(client, graph, by_name("approval-approve"))
+    before = await client.threads.get_state(approval.thread_id)
+    bad = [
+        ("secret-2b7d", "resume must be an object"),
+        ({"decisions": []}, "resume.decisions must be a list of 1"),
+        ({"decisions": [{"type": "edit", "edited_action": "secret-2b7d"}]}, "resume.decisions[0]"),
+        ({"decisions": [{"type": "reject", "message": 7}]}, "resume.decisions[0].message"),
+    ]
+    for resume, field in bad:
+        message = await failure(client, approval.thread_id, graph, resume)
+        assert message.startswith(field), message
+        assert "secret-2b7d" not in message
+    after = await client.threads.get_state(approval.thread_id)
+    assert after["interrupts"] == before["interrupts"]  # still pending, nothing lost
+    assert after["values"] == before["values"]
+    # The answer still goes through, and charges once.
+    values = await answer(client, approval)
+    assert len(receipts(values)) == 1
+    # Nothing is pending any more: another resume is refused, and charges nothing.
+    message = await failure(client, approval.thread_id, graph, {"decisions": [{"type": "approve"}]})
+    assert "not interrupted" in message
+    final = await client.threads.get_state(approval.thread_id)
+    assert receipts(values_of_state(final)) == receipts(values)
+
+
+def values_of_state(state: object) -> dict[str, object]:
+    assert isinstance(state, dict) and isinstance(state["values"], dict)
+    return state["values"]
+
+
+async def test_a_malformed_resume_fails_naming_the_field_and_the_thread_stays_paused(
+    client: LangGraphClient,
+) -> None:
+    await asyncio.gather(*(malformed_resumes_lose_nothing(client, graph) for graph in GRAPHS))
+
+
+# ---------------------------------------------------------------------------------------
+# Owners only.
+
+ALICE_KEY = "approval-alice-61d0a3"
+BOB_KEY = "approval-bob-0c93fe"
+
+
+@pytest.fixture(scope="module")
+async def clients() -> AsyncIterator[tuple[LangGraphClient, LangGraphClient]]:
+    env = {API_KEYS_ENV: f"{ALICE_KEY}:alice,{BOB_KEY}:bob"}
+    with dev_server(env=env) as server:
+        alice = get_client(url=server.url, api_key=ALICE_KEY)
+        bob = get_client(url=server.url, api_key=BOB_KEY)
+        yield alice, bob
+        await alice.aclose()
+        await bob.aclose()
+
+
+async def test_only_the_owner_sees_and_answers_a_pending_approval(
+    clients: tuple[LangGraphClient, LangGraphClient],
+) -> None:
+    alice, bob = clients
+    for graph in GRAPHS:
+        approval = await pause(alice, graph, by_name("approval-approve"))
+        before = await alice.threads.get_state(approval.thread_id)
+        attempts = {
+            "threads.get_state": bob.threads.get_state(approval.thread_id),
+            "runs.wait resume": bob.runs.wait(
+                approval.thread_id, graph, command={"resume": {"decisions": [{"type": "approve"}]}}
+            ),
+            "runs.stream resume": _drain(
+                bob, approval.thread_id, graph, {"decisions": [{"type": "reject"}]}
+            ),
+        }
+        for name, attempt in attempts.items():
+            with pytest.raises(httpx.HTTPStatusError) as caught:
+                await attempt
+            assert status_of(caught.value) == 404, name
+        assert await alice.threads.get_state(approval.thread_id) == before  # untouched
+        values = await answer(alice, approval)
+        assert len(receipts(values)) == 1
+        await check_resumed(alice, approval, "wait")
+
+
+async def _drain(client: LangGraphClient, thread_id: str, graph: str, resume: object) -> None:
+    async for _ in client.runs.stream(thread_id, graph, command={"resume": resume}):
+        pass

@@ -1,0 +1,159 @@
+"""Driving an approval over the API, shared by the dev-server and production-server tests.
+
+A run under ``on_policy_block="ask"`` pauses; :func:`pause` starts it and checks what the
+thread shows while it waits; :func:`answer` resumes it with ``command={"resume": ...}``;
+:func:`check_resumed` checks the end against the scenario table and the same run
+in-process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain.agents.middleware.human_in_the_loop import HITLRequest
+from langgraph_sdk.client import LangGraphClient
+from langgraph_sdk.schema import StreamMode
+from pydantic import TypeAdapter
+
+from agent.client.scenarios import INTERRUPT, MODEL_NODES, Scenario
+from tests.support.api import (
+    answer_ids,
+    api_tool_record,
+    assert_answer,
+    canonical,
+    current_turn,
+    model_messages,
+    tool_record,
+    tool_steps,
+    user_input,
+    values_of,
+)
+from tests.support.graph_runs import build, run
+
+Way = Literal["wait", "stream"]
+WAYS: tuple[Way, ...] = ("wait", "stream")
+STREAM_MODES: list[StreamMode] = ["updates", "custom"]
+
+
+@dataclass
+class Approval:
+    """One paused thread and what the API showed of it."""
+
+    thread_id: str
+    graph: str
+    scenario: Scenario
+    request: dict[str, Any]
+    """The pending interrupt's value, from ``threads.get_state``."""
+    path: list[str] = field(default_factory=list)
+    """Nodes the updates stream showed, over both runs (stream only)."""
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+def resume_value(scenario: Scenario) -> dict[str, Any]:
+    """The resume a person sends for ``scenario``: langchain's ``HITLResponse``."""
+    return {"decisions": list(scenario.resume)}
+
+
+async def _stream(
+    client: LangGraphClient, approval: Approval, thread_id: str, **kwargs: Any
+) -> None:
+    async for part in client.runs.stream(
+        thread_id, approval.graph, stream_mode=STREAM_MODES, **kwargs
+    ):
+        assert part.event != "error", part.data
+        if part.event == "updates":
+            approval.path.extend(part.data)
+        elif part.event == "custom":
+            approval.events.append(part.data["stop_decision"])
+
+
+async def pause(
+    client: LangGraphClient, graph: str, scenario: Scenario, way: Way = "wait"
+) -> Approval:
+    """Start the scenario's run, check that it paused before any tool ran, and return it.
+
+    Args:
+        client: The SDK client (its identity owns the thread).
+        graph: The graph to run.
+        scenario: A row of ``APPROVAL_SCENARIOS``.
+        way: ``runs.wait`` or ``runs.stream``.
+
+    Returns:
+        The paused thread and its pending request.
+    """
+    thread_id = str((await client.threads.create())["thread_id"])
+    approval = Approval(thread_id, graph, scenario, {})
+    request = {"input": user_input(scenario.query), "context": scenario.context}
+    if way == "wait":
+        output = values_of(await client.runs.wait(thread_id, graph, **request))
+        [shown] = output["__interrupt__"]  # runs.wait shows the pause in its output
+    else:
+        await _stream(client, approval, thread_id, **request)
+        assert approval.path[-1] == INTERRUPT
+    state = await client.threads.get_state(thread_id)
+    [pending] = state["interrupts"]
+    TypeAdapter(HITLRequest).validate_python(pending["value"])
+    if way == "wait":
+        assert shown["value"] == pending["value"]
+    approval.request = dict(pending["value"])
+    assert len(approval.request["action_requests"]) == len(scenario.resume)
+    values = values_of(state["values"])
+    assert [m for m in values["messages"] if m["type"] == "tool"] == []  # nothing ran
+    assert values.get("stop_decision") is None
+    assert (await client.threads.get(thread_id))["status"] == "interrupted"
+    return approval
+
+
+async def answer(
+    client: LangGraphClient, approval: Approval, way: Way = "wait", resume: Any = None
+) -> dict[str, Any]:
+    """Resume the paused thread with the scenario's decisions (or ``resume``).
+
+    Returns:
+        The thread's values after the run.
+    """
+    command = {"resume": resume_value(approval.scenario) if resume is None else resume}
+    context = approval.scenario.context
+    if way == "wait":
+        await client.runs.wait(approval.thread_id, approval.graph, command=command, context=context)
+    else:
+        await _stream(client, approval, approval.thread_id, command=command, context=context)
+    return values_of((await client.threads.get_state(approval.thread_id))["values"])
+
+
+async def check_resumed(client: LangGraphClient, approval: Approval, way: Way) -> None:
+    """The resumed thread ends as the scenario says, and as the same run in-process."""
+    scenario, graph = approval.scenario, approval.graph
+    state = await client.threads.get_state(approval.thread_id)
+    assert state["next"] == [] and state["interrupts"] == []
+    values = values_of(state["values"])
+    turn = current_turn(values["messages"])
+    decision = values["stop_decision"]
+    assert (decision["action"], decision["rule"]) == (scenario.action, scenario.rule)
+    outcome = "rejected" if scenario.rule == "policy_block" else "approved"
+    assert (decision["policy"], decision["approval"]) == ("spend_cap", outcome)
+    steps = tool_steps(turn)
+    chosen = steps[-1][scenario.chosen]
+    assert decision["tool_call_id"] == chosen["tool_call_id"]
+    assert decision["answer_from"] == answer_ids(scenario, turn)
+    assert len(model_messages(turn)) == scenario.model_calls
+    assert_answer(scenario, turn)
+    if way == "stream":
+        assert approval.path == scenario.path(graph)
+        assert sum(node in MODEL_NODES for node in approval.path) == scenario.model_calls
+        assert approval.events[-1] == decision
+    reference = await run(build(graph), scenario.query, scenario.context, resume=scenario.resume)
+    expected = [tool_record(m) for m in reference.messages if m.type == "tool"]
+    shown = [api_tool_record(m) for m in turn if m["type"] == "tool"]
+    assert canonical(shown) == canonical(expected)
+    assert approval.request == reference.interrupts[0]
+
+
+def receipts(values: dict[str, Any]) -> list[str]:
+    """The order ids of every completed checkout in a thread: one per purchase made."""
+    return [
+        str(m["artifact"]["order_id"])
+        for m in values["messages"]
+        if m["type"] == "tool" and (m.get("artifact") or {}).get("reason") == "completed"
+    ]
