@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from langchain.agents.middleware.human_in_the_loop import HITLRequest
 from langgraph_sdk.client import LangGraphClient
+from langgraph_sdk.schema import Command as ApiCommand
 from langgraph_sdk.schema import StreamMode
 from pydantic import TypeAdapter
 
@@ -24,9 +25,9 @@ from tests.support.api import (
     canonical,
     current_turn,
     model_messages,
+    run_request,
     tool_record,
     tool_steps,
-    user_input,
     values_of,
 )
 from tests.support.graph_runs import build, run
@@ -84,7 +85,7 @@ async def pause(
     """
     thread_id = str((await client.threads.create())["thread_id"])
     approval = Approval(thread_id, graph, scenario, {})
-    request = {"input": user_input(scenario.query), "context": scenario.context}
+    request = run_request(scenario.query, scenario.context)
     if way == "wait":
         output = values_of(await client.runs.wait(thread_id, graph, **request))
         [shown] = output["__interrupt__"]  # runs.wait shows the pause in its output
@@ -113,7 +114,7 @@ async def answer(
     Returns:
         The thread's values after the run.
     """
-    command = {"resume": resume_value(approval.scenario) if resume is None else resume}
+    command: ApiCommand = {"resume": resume_value(approval.scenario) if resume is None else resume}
     context = approval.scenario.context
     if way == "wait":
         await client.runs.wait(approval.thread_id, approval.graph, command=command, context=context)
