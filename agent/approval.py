@@ -7,9 +7,11 @@ Studio draw as an approval card. The run goes on with ``Command(resume=...)`` ho
 middleware's response (``HITLResponse``: ``{"decisions": [...]}``, one decision per
 action, in order). Only ``approve`` and ``reject`` are offered here.
 
-:func:`decisions_problem` checks a response without raising, naming the field and never
-quoting a value, so the command guard (:mod:`agent.graphs.commands`) can refuse a
-malformed resume before LangGraph stores it and the thread stays paused.
+:func:`decisions_problem` checks a response, naming the field and never quoting a value.
+A malformed response does not fail the run: a failed run marks the thread ``error``, and
+the production server (Aegra) then refuses every later resume, so the approval would be
+lost. The node asks again instead (:func:`with_problem`): the run ends paused on the same
+actions, whose descriptions now begin with what was wrong, and the next resume answers.
 
 The types are langchain's own (``langchain.agents.middleware.human_in_the_loop``), read
 for type checking only: the ``legacy`` graph imports this module on langgraph 0.6 too,
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
+
+from langgraph.types import interrupt
 
 if TYPE_CHECKING:
     from langchain.agents.middleware.human_in_the_loop import (
@@ -64,6 +68,24 @@ def approval_request(actions: Sequence[ActionRequest]) -> HITLRequest:
     return {"action_requests": list(actions), "review_configs": configs}
 
 
+def with_problem(request: HITLRequest, problem: str) -> HITLRequest:
+    """Return ``request`` asked again after a malformed answer, saying what was wrong.
+
+    Args:
+        request: The request the answer did not fit.
+        problem: From :func:`decisions_problem`: names a field, quotes no value.
+
+    Returns:
+        The same actions and review configs, each description led by the problem.
+    """
+    note = f"The last answer could not be used: {problem}."
+    actions: list[ActionRequest] = [
+        {**action, "description": f"{note}\n\n{action.get('description', '')}".rstrip()}
+        for action in request["action_requests"]
+    ]
+    return {"action_requests": actions, "review_configs": list(request["review_configs"])}
+
+
 def is_approval_request(value: object) -> bool:
     """Return True when an interrupt's value is a human-in-the-loop request."""
     return (
@@ -105,6 +127,29 @@ def decisions_problem(response: object, expected: int) -> str | None:
     return None
 
 
+def ask(request: HITLRequest) -> list[ApprovalDecision]:
+    """Pause with ``request`` until a resume answers it; return the decisions.
+
+    A malformed answer is asked again (:func:`with_problem`) rather than failing the run.
+    On resume the calling node runs again from its start; every answer given so far comes
+    back from ``interrupt()`` in order, so the loop reaches the same point each time.
+
+    Args:
+        request: The approval request.
+
+    Returns:
+        One approve or reject decision per action, in order.
+    """
+    expected = len(request["action_requests"])
+    asked = request
+    while True:
+        answer = interrupt(asked)
+        problem = decisions_problem(answer, expected)
+        if problem is None:
+            return read_decisions(answer, expected)
+        asked = with_problem(request, problem)
+
+
 def read_decisions(response: object, expected: int) -> list[ApprovalDecision]:
     """Return the decisions of a resume value, checked.
 
@@ -131,33 +176,3 @@ def reject_reason(decision: ApprovalDecision) -> str | None:
         return None
     message = decision.get("message")
     return message if isinstance(message, str) and message.strip() else None
-
-
-def resume_problem(resume: object, pending: Mapping[str, object]) -> str | None:
-    """Return what is wrong with ``Command(resume=...)`` for a thread's pending interrupts.
-
-    A resume is either one value (for the thread's only pending interrupt) or a mapping
-    from interrupt ids to values. Only interrupts whose value is an approval request are
-    checked; any other interrupt takes whatever its node accepts.
-
-    Args:
-        resume: The command's ``resume``.
-        pending: The thread's pending interrupts, id to value.
-
-    Returns:
-        A message naming the field, or None.
-    """
-    if isinstance(resume, Mapping) and resume and all(key in pending for key in resume):
-        answers = dict(resume)
-    elif len(pending) == 1:
-        answers = {next(iter(pending)): resume}
-    else:
-        return None  # LangGraph itself asks for a mapping of interrupt ids here
-    for interrupt_id, answer in answers.items():
-        value = pending[interrupt_id]
-        if is_approval_request(value):
-            count = len(cast("Mapping[str, list[Any]]", value)["action_requests"])
-            problem = decisions_problem(answer, count)
-            if problem is not None:
-                return problem
-    return None

@@ -27,10 +27,10 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 
 from agent import stopping
-from agent.approval import MAX_REASON_CHARS, approval_request, read_decisions, reject_reason
+from agent.approval import MAX_REASON_CHARS, approval_request, ask, reject_reason
 from agent.context import Context, resolve
 from agent.tools.checkout import purchase
 from agent.tools.markdown import excerpt, label
@@ -179,7 +179,9 @@ def ask_for_approval(calls: Sequence[ToolCall], context: Context) -> dict[str, A
     """Pause the run once for this step's blocked calls and return the person's decisions.
 
     Call it before any tool of the step runs: on resume the calling node runs again from
-    its start, and ``interrupt()`` then returns the resume value instead of pausing.
+    its start, and ``interrupt()`` then returns the resume value instead of pausing. A
+    malformed answer does not fail the run: the same request is asked again, its
+    descriptions saying what was wrong (see :func:`agent.approval.ask`).
 
     Args:
         calls: The step's tool calls, in the order the model issued them.
@@ -188,17 +190,31 @@ def ask_for_approval(calls: Sequence[ToolCall], context: Context) -> dict[str, A
     Returns:
         The decisions by ``tool_call_id``; empty (and no pause) when nothing is blocked
         or ``on_policy_block`` is ``refuse``.
-
-    Raises:
-        agent.approval.ResumeError: If the resume value does not answer the request (the
-            command guard refuses such a resume before it gets here).
     """
     blocked = calls_to_ask_about(calls, context)
     if not blocked:
         return {}
-    request = approval_request([approval_action(call, context) for call in blocked])
-    decisions = read_decisions(interrupt(request), len(blocked))
+    decisions = ask(approval_request([approval_action(call, context) for call in blocked]))
     return {call["id"] or "": d for call, d in zip(blocked, decisions, strict=True)}
+
+
+def context_for_answer(context: Context | Mapping[str, Any] | None) -> Context | dict[str, Any]:
+    """Return the context a run answering a pending approval request runs with.
+
+    The answer is honoured whatever the resuming run's context says about
+    ``on_policy_block``: a client such as Agent Chat UI resumes with no context, and the
+    defaults would refuse the call a person just approved. Other fields are the run's
+    own; resume with the ``spend_cap`` the run paused with (or set it on the assistant).
+
+    Args:
+        context: The resuming run's context, as the server or the caller passed it.
+
+    Returns:
+        The same context with ``on_policy_block="ask"``.
+    """
+    if isinstance(context, Context):
+        return context.model_copy(update={"on_policy_block": "ask"})
+    return {**(context or {}), "on_policy_block": "ask"}
 
 
 def spend_cap_verdict(call: ToolCall, context: Context, decisions: Decisions) -> ToolMessage | None:

@@ -4,11 +4,14 @@ A run may start from a ``command`` instead of input. LangGraph does not check it
 ``resume`` or ``update`` on a thread with nothing pending does nothing, or fails deep
 inside LangGraph (``TypeError: 'NoneType' object is not iterable`` on a new thread
 through the server), and ``goto`` to a node the graph lacks is dropped with a warning, so
-the run fails later for an unrelated reason. A ``resume`` that does not answer a pending
-approval request (:mod:`agent.approval`) would be stored and fail inside the node; it is
-refused here instead, before LangGraph writes anything, so the thread stays paused and
-can be answered again. :func:`checked` returns the compiled graph as a
-:class:`CommandCheckedGraph`, which looks at the command before the first step.
+the run fails later for an unrelated reason. :func:`checked` returns the compiled graph
+as a :class:`CommandCheckedGraph`, which looks at the command before the first step.
+
+A ``resume`` of a thread paused on an approval request (:mod:`agent.approval`) is let
+through, and the run answers it even when its context does not repeat
+``on_policy_block="ask"`` (Agent Chat UI resumes with no context at all): see
+:func:`agent.policy.context_for_answer`. It never fails the run on a paused thread, since
+the production server refuses to resume a thread whose last run failed.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from langgraph.constants import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Send, StateSnapshot
 
-from agent.approval import resume_problem
+from agent.approval import is_approval_request
+from agent.policy import context_for_answer
 
 
 class CommandError(ValueError):
@@ -63,10 +67,14 @@ def command_problem(
             "command.resume and command.update continue an interrupted thread, and this "
             "thread is not interrupted (no step is pending): start a run with input instead"
         )
-    if command.resume is not None and snapshot is not None:
-        pending = {i.id: i.value for task in snapshot.tasks for i in task.interrupts}
-        return resume_problem(command.resume, pending)
     return None
+
+
+def answers_approval(command: Command[Any], snapshot: StateSnapshot | None) -> bool:
+    """Return True when ``command`` resumes a thread paused on an approval request."""
+    if command.resume is None or snapshot is None:
+        return False
+    return any(is_approval_request(i.value) for task in snapshot.tasks for i in task.interrupts)
 
 
 class CommandCheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):
@@ -96,6 +104,8 @@ class CommandCheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):
             problem = command_problem(input, self._nodes(), snapshot)
             if problem:
                 raise CommandError(problem)
+            if answers_approval(input, snapshot):
+                kwargs["context"] = context_for_answer(kwargs.get("context"))
         async for chunk in super().astream(input, config, **kwargs):
             yield chunk
 
@@ -112,6 +122,8 @@ class CommandCheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):
             problem = command_problem(input, self._nodes(), snapshot)
             if problem:
                 raise CommandError(problem)
+            if answers_approval(input, snapshot):
+                kwargs["context"] = context_for_answer(kwargs.get("context"))
         yield from super().stream(input, config, **kwargs)
 
 

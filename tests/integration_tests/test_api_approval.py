@@ -3,8 +3,9 @@
 Every row of ``APPROVAL_SCENARIOS`` on both graphs, started and resumed through
 `runs.wait` and through `runs.stream`: the thread shows one pending human-in-the-loop
 request and no tool result while it waits, and ends as the same run in-process. A
-malformed resume fails naming the field and loses nothing; a second resume is refused; on
-a server with keys, only the thread's owner can see or answer the request.
+malformed resume is asked again, naming the field, and loses nothing; a second resume
+after the answer is refused by the command guard; on a server with keys, only the
+thread's owner can see or answer the request.
 """
 
 from __future__ import annotations
@@ -19,7 +20,16 @@ from langgraph_sdk.client import LangGraphClient
 
 from agent.auth import API_KEYS_ENV
 from agent.client.scenarios import APPROVAL_SCENARIOS, GRAPHS, Scenario, by_name
-from tests.support.approval import WAYS, Way, answer, check_resumed, pause, receipts
+from tests.support.api import values_of
+from tests.support.approval import (
+    WAYS,
+    Way,
+    answer,
+    check_resumed,
+    pause,
+    receipts,
+    refuse_malformed,
+)
 from tests.support.dev_server import dev_server
 from tests.support.ownership import status_of
 
@@ -48,36 +58,19 @@ async def failure(client: LangGraphClient, thread_id: str, graph: str, command: 
 
 async def malformed_resumes_lose_nothing(client: LangGraphClient, graph: str) -> None:
     approval = await pause(client, graph, by_name("approval-approve"))
-    before = await client.threads.get_state(approval.thread_id)
-    bad = [
-        ("secret-2b7d", "resume must be an object"),
-        ({"decisions": []}, "resume.decisions must be a list of 1"),
-        ({"decisions": [{"type": "edit", "edited_action": "secret-2b7d"}]}, "resume.decisions[0]"),
-        ({"decisions": [{"type": "reject", "message": 7}]}, "resume.decisions[0].message"),
-    ]
-    for resume, field in bad:
-        message = await failure(client, approval.thread_id, graph, resume)
-        assert message.startswith(field), message
-        assert "secret-2b7d" not in message
-    after = await client.threads.get_state(approval.thread_id)
-    assert after["interrupts"] == before["interrupts"]  # still pending, nothing lost
-    assert after["values"] == before["values"]
+    await refuse_malformed(client, approval)
     # The answer still goes through, and charges once.
     values = await answer(client, approval)
     assert len(receipts(values)) == 1
-    # Nothing is pending any more: another resume is refused, and charges nothing.
+    await check_resumed(client, approval, "wait")
+    # Nothing is pending any more: the command guard refuses another resume.
     message = await failure(client, approval.thread_id, graph, {"decisions": [{"type": "approve"}]})
     assert "not interrupted" in message
-    final = await client.threads.get_state(approval.thread_id)
-    assert receipts(values_of_state(final)) == receipts(values)
+    final = values_of((await client.threads.get_state(approval.thread_id))["values"])
+    assert receipts(final) == receipts(values)
 
 
-def values_of_state(state: object) -> dict[str, object]:
-    assert isinstance(state, dict) and isinstance(state["values"], dict)
-    return state["values"]
-
-
-async def test_a_malformed_resume_fails_naming_the_field_and_the_thread_stays_paused(
+async def test_a_malformed_resume_is_asked_again_and_the_thread_stays_paused(
     client: LangGraphClient,
 ) -> None:
     await asyncio.gather(*(malformed_resumes_lose_nothing(client, graph) for graph in GRAPHS))

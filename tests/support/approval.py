@@ -151,6 +151,45 @@ async def check_resumed(client: LangGraphClient, approval: Approval, way: Way) -
     assert approval.request == reference.interrupts[0]
 
 
+MALFORMED: tuple[tuple[Any, str], ...] = (
+    ("secret-2b7d", "resume must be an object"),
+    ({"decisions": []}, "resume.decisions must be a list of 1"),
+    ({"decisions": [{"type": "edit", "edited_action": "secret-2b7d"}]}, "resume.decisions[0]"),
+    ({"decisions": [{"type": "reject", "message": 7}]}, "resume.decisions[0].message"),
+)
+"""Malformed answers to a one-action request, and the field each is refused for."""
+
+
+async def refuse_malformed(client: LangGraphClient, approval: Approval) -> None:
+    """Send every :data:`MALFORMED` answer: each is asked again, and nothing is lost.
+
+    The run does not fail (a failed run would mark the thread ``error``, and Aegra then
+    refuses every resume): it ends paused again on the same actions, each description
+    led by the field that was wrong, never by what was sent.
+    """
+    before = await client.threads.get_state(approval.thread_id)
+    for resume, wrong in MALFORMED:
+        command: ApiCommand = {"resume": resume}
+        output = values_of(
+            await client.runs.wait(approval.thread_id, approval.graph, command=command)
+        )
+        assert "__error__" not in output  # the run did not fail
+        thread = await client.threads.get(approval.thread_id)
+        assert thread["status"] == "interrupted", (thread["status"], output)
+        state = await client.threads.get_state(approval.thread_id)
+        assert state["values"] == before["values"]  # nothing ran, nothing lost
+        assert state["next"] == before["next"]
+        [pending] = state["interrupts"]
+        TypeAdapter(HITLRequest).validate_python(pending["value"])
+        [action] = pending["value"]["action_requests"]
+        [original] = approval.request["action_requests"]
+        assert (action["name"], action["args"]) == (original["name"], original["args"])
+        note = f"The last answer could not be used: {wrong}"
+        assert action["description"].startswith(note), action["description"]
+        assert action["description"].endswith(original["description"])
+        assert "secret-2b7d" not in action["description"]
+
+
 def receipts(values: dict[str, Any]) -> list[str]:
     """The order ids of every completed checkout in a thread: one per purchase made."""
     return [

@@ -17,7 +17,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 from pydantic import TypeAdapter
 
-from agent.approval import ResumeError, decisions_problem, read_decisions, resume_problem
+from agent.approval import ResumeError, decisions_problem, read_decisions, with_problem
 from agent.client.scenarios import ASK, GRAPHS
 from agent.graphs.commands import CommandError
 from agent.tracing.client import trace_client
@@ -85,18 +85,22 @@ async def test_refuse_is_the_default_and_never_pauses(graph_name: str) -> None:
         ({"decisions": [{"type": "reject", "message": ["9d1c"]}]}, "resume.decisions[0].message"),
     ],
 )
-async def test_a_malformed_resume_fails_naming_the_field_and_the_thread_stays_paused(
+async def test_a_malformed_resume_is_refused_naming_the_field_and_the_thread_stays_paused(
     graph_name: str, resume: Any, field: str
 ) -> None:
     graph = await paused(graph_name)
     before = await graph.aget_state(config("t"))
-    with pytest.raises(CommandError) as caught:
-        await graph.ainvoke(Command(resume=resume), config("t"), context=ASK)
-    assert str(caught.value).startswith(field)
-    assert "9d1c" not in str(caught.value)  # never what the caller sent
+    await graph.ainvoke(Command(resume=resume), config("t"), context=ASK)  # no failed run
     after = await graph.aget_state(config("t"))
-    assert after.interrupts == before.interrupts
-    assert after.values == before.values
+    assert after.values == before.values  # nothing ran, nothing lost
+    assert after.next == before.next
+    [asked] = after.interrupts  # asked again: the same actions, saying what was wrong
+    [first] = before.interrupts
+    TypeAdapter(HITLRequest).validate_python(asked.value)
+    assert asked.value == with_problem(first.value, str(decisions_problem(resume, 1)))
+    description = asked.value["action_requests"][0]["description"]
+    assert description.startswith(f"The last answer could not be used: {field}")
+    assert "9d1c" not in description  # never what the caller sent
     # Still answerable: approve once, and the purchase happens once.
     state = await graph.ainvoke(
         Command(resume={"decisions": [{"type": "approve"}]}), config("t"), context=ASK
@@ -108,9 +112,13 @@ async def test_a_malformed_resume_fails_naming_the_field_and_the_thread_stays_pa
 async def test_a_resume_keyed_by_interrupt_id_is_checked_too(graph_name: str) -> None:
     graph = await paused(graph_name)
     pending = (await graph.aget_state(config("t"))).interrupts[0].id
-    with pytest.raises(CommandError, match=r"^resume\.decisions\[0\]\.type"):
-        await graph.ainvoke(Command(resume={pending: {"decisions": [{}]}}), config("t"))
-    answer = {pending: {"decisions": [{"type": "reject"}]}}
+    await graph.ainvoke(Command(resume={pending: {"decisions": [{}]}}), config("t"), context=ASK)
+    [asked] = (await graph.aget_state(config("t"))).interrupts
+    assert asked.id != pending
+    assert asked.value["action_requests"][0]["description"].startswith(
+        "The last answer could not be used: resume.decisions[0].type"
+    )
+    answer = {asked.id: {"decisions": [{"type": "reject"}]}}
     state = await graph.ainvoke(Command(resume=answer), config("t"), context=ASK)
     assert state["stop_decision"]["rule"] == "policy_block"
     assert state["stop_decision"]["approval"] == "rejected"
@@ -152,9 +160,17 @@ def test_decision_checks_name_fields_and_accept_langchains_response() -> None:
     assert read_decisions(response, 2) == response["decisions"]
     with pytest.raises(ResumeError, match=r"^resume\.decisions must be a list of 3"):
         read_decisions(response, 3)
-    # A resume for interrupts that are not approval requests is left to their nodes.
-    assert resume_problem("anything", {"id-1": "a question"}) is None
-    assert resume_problem({"decisions": []}, {"a": {}, "b": {}}) is None
+
+
+async def test_the_command_guard_lets_a_pending_approval_be_answered_once(graph_name: str) -> None:
+    graph = await paused(graph_name, "buy a standing desk for 900")
+    approve: Command[Any] = Command(resume={"decisions": [{"type": "approve"}]})
+    state = await graph.ainvoke(approve, config("t"), context=ASK)
+    assert [m.artifact["reason"] for m in tool_messages(state)] == ["completed"]
+    with pytest.raises(CommandError, match="not interrupted"):  # nothing pending any more
+        await graph.ainvoke(approve, config("t"), context=ASK)
+    after = await graph.aget_state(config("t"))
+    assert len(tool_messages(after.values)) == 1  # charged once
 
 
 async def test_the_trace_records_policy_and_outcome_never_the_reason(
@@ -191,3 +207,18 @@ async def test_the_trace_records_policy_and_outcome_never_the_reason(
     assert "reason-5f3e" not in every_metadata
     # The redacting client keeps it out of inputs and outputs too (the resume is an input).
     assert "reason-5f3e" not in json.dumps(runs, default=str)
+
+
+@pytest.mark.parametrize("on_policy_block", [None, "refuse"])
+async def test_an_answer_is_honoured_without_the_paused_runs_context(
+    graph_name: str, on_policy_block: str | None
+) -> None:
+    """Agent Chat UI resumes with no context: the defaults would refuse what was approved."""
+    graph = await paused(graph_name, "buy a standing desk for 900")
+    resume_context: dict[str, Any] = {"force_outcome": "success"}
+    if on_policy_block is not None:
+        resume_context["on_policy_block"] = on_policy_block
+    approve: Command[Any] = Command(resume={"decisions": [{"type": "approve"}]})
+    state = await graph.ainvoke(approve, config("t"), context=resume_context)
+    assert state["stop_decision"]["rule"] == "completed"
+    assert state["stop_decision"]["approval"] == "approved"
