@@ -12,6 +12,8 @@ The reusable core, with no knowledge of this project's tools, models or tracing:
 
 from agent.stopping.artifact import (
     MAX_EXTRA_FIELD_CHARS,
+    MAX_NOT_DONE_CHARS,
+    NOT_DONE_FIELD,
     REASONS,
     STOPPING_REASONS,
     InvalidArtifactError,
@@ -36,6 +38,7 @@ from agent.stopping.decision import (
     latest_tool_step,
     message_text,
     model_call_count,
+    not_done_text,
     settled_calls,
     transient_count,
     turn_start,
@@ -46,7 +49,9 @@ from agent.stopping.settings import ParallelPolicy, StopMode, StopSettings
 __all__ = [
     "ANSWER_SEPARATOR",
     "MAX_EXTRA_FIELD_CHARS",
+    "MAX_NOT_DONE_CHARS",
     "MODEL_CALL_LIMIT_MESSAGE",
+    "NOT_DONE_FIELD",
     "REASONS",
     "RETRY_BUDGET_MESSAGE",
     "RULES",
@@ -68,6 +73,7 @@ __all__ = [
     "latest_tool_step",
     "message_text",
     "model_call_count",
+    "not_done_text",
     "parse_artifact",
     "policy_block",
     "settled_calls",
