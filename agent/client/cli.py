@@ -5,19 +5,28 @@
     python -m agent.client "How does a checkpointer work?" --force-outcome transient,success
     python -m agent.client ask "How does a checkpointer work?"   # the same, named
     python -m agent.client check --url https://my-deployment.example.com
+    python -m agent.client "buy a standing desk for 900" --on-policy-block ask --approve
+    python -m agent.client answer --thread-id <id> --reject "Over budget"
 
-``ask`` (the default subcommand: a first argument that is not ``ask`` or ``check`` is the
-question) streams one run (``stream_mode=["updates", "custom"]``) and prints each
-``stop_decision`` event as it arrives, then the answer, the node path and the model-call
-count. ``check`` runs the whole forced-outcome matrix (:data:`agent.client.scenarios.SCENARIOS`)
-against the server and prints expected versus observed per graph.
+``ask`` (the default subcommand: a first argument that is not ``ask``, ``answer`` or
+``check`` is the question) streams one run (``stream_mode=["updates", "custom"]``) and
+prints each ``stop_decision`` event as it arrives, then the answer, the node path and the
+model-call count. ``check`` runs the whole forced-outcome matrix
+(:data:`agent.client.scenarios.SCENARIOS`) against the server and prints expected versus
+observed per graph.
+
+A run that pauses for approval (``--on-policy-block ask`` and a checkout above the cap)
+prints the pending request, each action's description as a person reads it. ``--approve``
+or ``--reject REASON`` answers it at once (every action alike); with neither, a TTY gets a
+prompt per action, and anything else gets the ``answer`` command that answers it later.
+``answer`` shows a thread's pending request and answers it the same way.
 
 The server URL comes from ``--url``, else ``LANGGRAPH_URL``, else ``http://127.0.0.1:2024``
 (``make dev``). A server that needs a key gets it from ``LANGGRAPH_API_KEY``, which
 ``langgraph_sdk`` sends as ``x-api-key``.
 
 Exit status: 0 on success, 1 when a run failed or ``check`` found a mismatch, 2 on bad
-flags, 3 when no server answers at the URL.
+flags, 3 when no server answers at the URL, 4 when the run is left paused for approval.
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ STREAM_MODES: list[Literal["updates", "custom"]] = ["updates", "custom"]
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_UNREACHABLE = 3
+EXIT_PAUSED = 4
 
 Compare = Literal["full", "decision"]
 COMPARED: dict[str, str] = {
@@ -73,6 +83,7 @@ class Observation:
         path: Node names in the order ``stream_mode="updates"`` reported them.
         decisions: The ``stop_decision`` custom events, in order.
         values: The thread's state values after the run.
+        pending: The thread's pending interrupts after the run (``{"id", "value"}``).
     """
 
     graph: str
@@ -80,6 +91,16 @@ class Observation:
     path: list[str] = field(default_factory=list)
     decisions: list[dict[str, Any]] = field(default_factory=list)
     values: dict[str, Any] = field(default_factory=dict)
+    pending: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def approval(self) -> dict[str, Any] | None:
+        """Return the pending approval request (``action_requests`` + ``review_configs``)."""
+        for interrupt in self.pending:
+            value = interrupt.get("value")
+            if isinstance(value, dict) and isinstance(value.get("action_requests"), list):
+                return value
+        return None
 
     @property
     def model_calls(self) -> int:
@@ -203,16 +224,22 @@ async def stream_run(
     thread_id: str | None = None,
     on_decision: Callable[[dict[str, Any]], None] | None = None,
     replay: bool = False,
+    resume: object = None,
+    seen: Observation | None = None,
 ) -> Observation:
     """Stream one run on a thread and return what it showed.
 
     Args:
         client: An async ``langgraph_sdk`` client.
         graph: Graph id or assistant id.
-        query: The user message.
+        query: The user message (ignored when ``resume`` is given).
         context: The run's context (any :class:`agent.context.Context` fields).
         thread_id: Continue this thread; a new thread when None.
         on_decision: Called with each ``stop_decision`` event as it arrives.
+        resume: Resume the thread's pending interrupt with this value
+            (``command={"resume": resume}``) instead of sending ``query``.
+        seen: An observation to continue (its path and decisions grow); a new one when
+            None.
         replay: Start the run in the background, wait for it, then replay its whole
             stored stream. A stream attached as a run starts can miss the run's first
             events on a server whose workers start runs before the stream is subscribed
@@ -227,12 +254,13 @@ async def stream_run(
     try:
         if thread_id is None:
             thread_id = str((await client.threads.create())["thread_id"])
-        seen = Observation(graph=graph, thread_id=thread_id)
-        request: dict[str, Any] = {
-            "input": user_input(query),
-            "context": context,
-            "stream_mode": STREAM_MODES,
-        }
+        if seen is None:
+            seen = Observation(graph=graph, thread_id=thread_id)
+        request: dict[str, Any] = {"context": context, "stream_mode": STREAM_MODES}
+        if resume is None:
+            request["input"] = user_input(query)
+        else:
+            request["command"] = {"resume": resume}
         if replay:
             run = await client.runs.create(thread_id, graph, stream_resumable=True, **request)
             joined = await client.runs.join(thread_id, run["run_id"])
@@ -247,7 +275,100 @@ async def stream_run(
         raise _refusal(exc) from exc
     values = state["values"]
     seen.values = dict(values) if isinstance(values, dict) else {}
+    seen.pending = [dict(interrupt) for interrupt in state.get("interrupts") or []]
     return seen
+
+
+async def pending_approval(client: LangGraphClient, graph: str, thread_id: str) -> Observation:
+    """Return a thread's state as an observation, to show and answer its pending request.
+
+    Args:
+        client: An async ``langgraph_sdk`` client.
+        graph: The graph the thread runs.
+        thread_id: The paused thread.
+
+    Returns:
+        The observation; its :attr:`Observation.approval` is None when nothing is pending.
+
+    Raises:
+        RunFailedError: If the server refused (no such thread, or not this identity's).
+    """
+    try:
+        state = await client.threads.get_state(thread_id)
+    except httpx.HTTPStatusError as exc:
+        raise _refusal(exc) from exc
+    values = state["values"]
+    return Observation(
+        graph=graph,
+        thread_id=thread_id,
+        values=dict(values) if isinstance(values, dict) else {},
+        pending=[dict(interrupt) for interrupt in state.get("interrupts") or []],
+    )
+
+
+def describe_approval(request: dict[str, Any]) -> str:
+    """Render a pending approval request for a terminal: one numbered action per line.
+
+    Args:
+        request: ``{"action_requests": [...], "review_configs": [...]}``.
+
+    Returns:
+        Plain text: each action's description (already escaped by the policy) and the
+        decisions it allows.
+    """
+    lines = ["approval needed:"]
+    configs = request.get("review_configs") or []
+    for index, action in enumerate(request.get("action_requests") or [], start=1):
+        config = configs[index - 1] if index - 1 < len(configs) else {}
+        allowed = "/".join(config.get("allowed_decisions") or ["approve", "reject"])
+        lines.append(f"  {index}. {action.get('name')} ({allowed}): {action.get('description')}")
+    return "\n".join(lines)
+
+
+def decisions_for(
+    request: dict[str, Any], approve: bool, reject: str | None
+) -> dict[str, list[dict[str, Any]]]:
+    """Return the resume answering every action of ``request`` alike.
+
+    Args:
+        request: The pending approval request.
+        approve: Approve every action.
+        reject: Reject every action with this reason (empty: no reason).
+
+    Returns:
+        ``{"decisions": [...]}``, one per action (langchain's ``HITLResponse``).
+    """
+    count = len(request.get("action_requests") or [])
+    if approve:
+        return {"decisions": [{"type": "approve"}] * count}
+    decision: dict[str, Any] = {"type": "reject"}
+    if reject:
+        decision["message"] = reject
+    return {"decisions": [dict(decision) for _ in range(count)]}
+
+
+def prompt_decisions(
+    request: dict[str, Any], ask: Callable[[str], str] = input
+) -> dict[str, list[dict[str, Any]]]:
+    """Ask a person about each action at the terminal.
+
+    Args:
+        request: The pending approval request.
+        ask: Reads one answer (``input`` by default).
+
+    Returns:
+        ``{"decisions": [...]}``: ``a``/``approve`` approves; anything else rejects, with
+        the reason asked next (empty for none).
+    """
+    decisions: list[dict[str, Any]] = []
+    for index, _ in enumerate(request.get("action_requests") or [], start=1):
+        choice = ask(f"action {index}: approve or reject? [a/r] ").strip().lower()
+        if choice in ("a", "approve", "y", "yes"):
+            decisions.append({"type": "approve"})
+            continue
+        reason = ask("reason (optional): ").strip()
+        decisions.append({"type": "reject", **({"message": reason} if reason else {})})
+    return {"decisions": decisions}
 
 
 # ---------------------------------------------------------------------------------------
@@ -475,7 +596,7 @@ def _add_url_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-COMMANDS = ("ask", "check")
+COMMANDS = ("ask", "check", "answer")
 """The subcommands; a first argument that is none of them (nor a help flag) means ``ask``."""
 
 
@@ -503,6 +624,20 @@ def parser() -> argparse.ArgumentParser:
     ask.add_argument("--graph", choices=GRAPHS, default="legacy", help="default: legacy")
     ask.add_argument("--thread-id", help="continue this thread (default: a new one)")
     _add_context_flags(ask)
+    _add_answer_flags(ask)
+    answer = commands.add_parser(
+        "answer",
+        help="show a thread's pending approval and answer it",
+        description=(
+            "Show the approval a paused thread waits for and answer it: --approve, "
+            "--reject REASON, or a prompt per action when stdin is a terminal."
+        ),
+    )
+    _add_url_flag(answer)
+    answer.add_argument("--graph", choices=GRAPHS, default="legacy", help="default: legacy")
+    answer.add_argument("--thread-id", required=True, help="the paused thread")
+    _add_context_flags(answer)
+    _add_answer_flags(answer)
     check = commands.add_parser(
         "check",
         help="run the forced-outcome matrix against the server",
@@ -513,6 +648,19 @@ def parser() -> argparse.ArgumentParser:
     )
     _add_check_flags(check)
     return top
+
+
+def _add_answer_flags(parser: argparse.ArgumentParser) -> None:
+    """Add ``--approve`` / ``--reject REASON``: how to answer a pending approval."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--approve", action="store_true", help="approve every action of a pending approval"
+    )
+    group.add_argument(
+        "--reject",
+        metavar="REASON",
+        help="reject every action of a pending approval, with this reason ('' for none)",
+    )
 
 
 def _add_context_flags(parser: argparse.ArgumentParser) -> None:
@@ -588,13 +736,85 @@ def context_from(args: argparse.Namespace) -> dict[str, Any]:
 def _describe(decision: dict[str, Any]) -> str:
     tool = decision.get("tool") or "-"
     call = decision.get("tool_call_id") or "-"
-    return (
+    line = (
         f"stop decision: {decision.get('action', '?'):<8} rule={decision.get('rule')} "
         f"reason={decision.get('reason')} tool={tool} call={call}"
     )
+    if decision.get("approval"):
+        line += f" approval={decision['approval']} policy={decision.get('policy')}"
+    return line
 
 
-async def _run(args: argparse.Namespace, out: TextIO) -> int:
+def _print_result(seen: Observation, out: TextIO) -> None:
+    if not seen.decisions:
+        print("stop decision: none (no tool ran)", file=out)
+    print(f"answer:\n{seen.answer}", file=out)
+    print(f"path: {' -> '.join(seen.path)}", file=out)
+    print(f"model calls: {seen.model_calls}", file=out)
+    print(f"graph: {seen.graph}  thread: {seen.thread_id}", file=out)
+
+
+def _answer_for(
+    args: argparse.Namespace, request: dict[str, Any], stdin: TextIO
+) -> dict[str, list[dict[str, Any]]] | None:
+    if args.approve or args.reject is not None:
+        return decisions_for(request, args.approve, args.reject)
+    if stdin.isatty():
+        return prompt_decisions(request, _reader(stdin))
+    return None
+
+
+def _reader(stdin: TextIO) -> Callable[[str], str]:
+    if stdin is sys.stdin:
+        return input  # line editing at a real terminal
+
+    def ask(prompt: str) -> str:
+        print(prompt, end="", flush=True)
+        return stdin.readline()
+
+    return ask
+
+
+async def _settle(
+    client: LangGraphClient,
+    args: argparse.Namespace,
+    seen: Observation,
+    out: TextIO,
+    stdin: TextIO,
+) -> int:
+    """Show a pending approval, answer it if told how, and print where the run ended."""
+
+    def say(decision: dict[str, Any]) -> None:
+        print(_describe(decision), file=out, flush=True)
+
+    while (request := seen.approval) is not None:
+        print(describe_approval(request), file=out, flush=True)
+        resume = _answer_for(args, request, stdin)
+        if resume is None:
+            print(
+                f"paused: awaiting approval. Answer with: python -m agent.client answer "
+                f"--graph {seen.graph} --thread-id {seen.thread_id} --approve "
+                "(or --reject REASON)",
+                file=out,
+            )
+            return EXIT_PAUSED
+        kinds = ", ".join(d["type"] for d in resume["decisions"])
+        print(f"answered: {kinds}", file=out, flush=True)
+        seen = await stream_run(
+            client,
+            seen.graph,
+            "",
+            context_from(args) or None,
+            thread_id=seen.thread_id,
+            on_decision=say,
+            resume=resume,
+            seen=seen,
+        )
+    _print_result(seen, out)
+    return EXIT_OK
+
+
+async def _run(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     url = args.url or default_url()
     graph = str(args.graph)
     await ensure_reachable(url)
@@ -608,15 +828,23 @@ async def _run(args: argparse.Namespace, out: TextIO) -> int:
             thread_id=args.thread_id,
             on_decision=lambda d: print(_describe(d), file=out, flush=True),
         )
+        return await _settle(client, args, seen, out, stdin)
     finally:
         await client.aclose()
-    if not seen.decisions:
-        print("stop decision: none (no tool ran)", file=out)
-    print(f"answer:\n{seen.answer}", file=out)
-    print(f"path: {' -> '.join(seen.path)}", file=out)
-    print(f"model calls: {seen.model_calls}", file=out)
-    print(f"graph: {graph}  thread: {seen.thread_id}", file=out)
-    return EXIT_OK
+
+
+async def _answer(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    url = args.url or default_url()
+    await ensure_reachable(url)
+    client = get_client(url=url)
+    try:
+        seen = await pending_approval(client, str(args.graph), str(args.thread_id))
+        if seen.approval is None:
+            print(f"nothing to answer: thread {seen.thread_id} has no pending approval", file=out)
+            return EXIT_FAILED
+        return await _settle(client, args, seen, out, stdin)
+    finally:
+        await client.aclose()
 
 
 async def _check(args: argparse.Namespace, out: TextIO) -> int:
@@ -641,12 +869,15 @@ async def _check(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK if all(row.ok for row in rows) else EXIT_FAILED
 
 
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, out: TextIO | None = None, stdin: TextIO | None = None
+) -> int:
     """Run the command line.
 
     Args:
         argv: Arguments without the program name; ``sys.argv[1:]`` when None.
         out: Where to print; standard output when None.
+        stdin: Where a prompt reads answers from; standard input when None.
 
     Returns:
         The exit status (see the module docstring).
@@ -659,7 +890,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     try:
         if args.command == "check":
             return asyncio.run(_check(args, stream))
-        return asyncio.run(_run(args, stream))
+        if args.command == "answer":
+            return asyncio.run(_answer(args, stream, stdin or sys.stdin))
+        return asyncio.run(_run(args, stream, stdin or sys.stdin))
     except ServerUnreachableError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_UNREACHABLE

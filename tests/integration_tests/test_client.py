@@ -15,6 +15,7 @@ from langgraph_sdk.client import LangGraphClient
 
 from agent.client.cli import (
     EXIT_FAILED,
+    EXIT_PAUSED,
     EXIT_UNREACHABLE,
     check,
     context_from,
@@ -91,6 +92,7 @@ def test_every_context_field_has_a_flag() -> None:
             "--spend-cap", "12.5",
             "--max-model-calls", "4",
             "--seed", "7",
+            "--on-policy-block", "ask",
         ]
     )  # fmt: skip
     context = context_from(args)
@@ -170,3 +172,78 @@ def test_check_exits_non_zero_on_a_mismatch(server: DevServer) -> None:
     out = io.StringIO()
     assert main(argv, out) == 0
     assert "1/1 rows match" in out.getvalue()
+
+
+# ---------------------------------------------------------------------------------------
+# Approvals: show the pending request, answer it with a flag, a prompt, or later.
+
+ASK_FLAGS = ("--on-policy-block", "ask", "--spend-cap", "500", "--force-outcome", "success")
+
+
+async def test_approve_flag_answers_at_once_and_the_receipt_is_the_answer(
+    server: DevServer, client: LangGraphClient
+) -> None:
+    scenario = by_name("approval-approve")
+    done = command(scenario.query, *ASK_FLAGS, "--approve", url=server.url)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "approval needed:"
+    assert lines[1].startswith("  1. checkout (approve/reject): Approve this purchase")
+    assert "**a standing desk** for $900.00; the limit is $500.00" in lines[1]
+    assert "answered: approve" in lines
+    [decision] = [line for line in lines if line.startswith("stop decision:")]
+    assert "rule=completed" in decision and "approval=approved policy=spend_cap" in decision
+    assert f"path: {' -> '.join(scenario.path('legacy'))}" in lines
+    assert "model calls: 1" in lines
+    thread_id = lines[-1].split("thread: ")[1]
+    state = await client.threads.get_state(thread_id)
+    assert state["interrupts"] == []
+    assert state["values"]["stop_decision"]["approval"] == "approved"  # type: ignore[call-overload]
+
+
+async def test_without_a_flag_the_run_stays_paused_and_answer_answers_it_later(
+    server: DevServer, client: LangGraphClient
+) -> None:
+    scenario = by_name("approval-parallel_reject_and_receipt")
+    graph = "middleware"
+    paused = command(scenario.query, "--graph", graph, *ASK_FLAGS, url=server.url)  # not a TTY
+    assert paused.returncode == EXIT_PAUSED, paused.stderr
+    hint = f"python -m agent.client answer --graph {graph} --thread-id "
+    assert hint in paused.stdout
+    thread_id = paused.stdout.split(hint, 1)[1].split()[0]
+    assert len((await client.threads.get_state(thread_id))["interrupts"]) == 1
+
+    reason = "Over *budget*"
+    args = ("answer", "--graph", graph, "--thread-id", thread_id, "--force-outcome", "success")
+    done = command(*args, "--reject", reason, url=server.url)
+    assert done.returncode == 0, done.stderr
+    assert "approval needed:" in done.stdout and "answered: reject" in done.stdout
+    assert "rule=policy_block" in done.stdout and "approval=rejected" in done.stdout
+    assert r"**Reason given:** Over \*budget\*" in done.stdout
+    assert "# Thank you for your order" in done.stdout  # the mouse within the cap
+    state = await client.threads.get_state(thread_id)
+    assert state["interrupts"] == []
+    again = command(*args, "--approve", url=server.url)
+    assert again.returncode == EXIT_FAILED
+    assert "has no pending approval" in again.stdout
+
+
+class Terminal(io.StringIO):
+    """Typed answers, read as from a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_terminal_gets_a_prompt_per_action(server: DevServer) -> None:
+    scenario = by_name("approval-two_blocked_approve_one")
+    out = io.StringIO()
+    typed = Terminal("a\nr\nNot this quarter\n")
+    argv = [scenario.query, "--url", server.url, "--graph", "middleware", *ASK_FLAGS]
+    assert main(argv, out, stdin=typed) == 0
+    printed = out.getvalue()
+    assert printed.count("\n  1. checkout") == 1 and printed.count("\n  2. checkout") == 1
+    assert "answered: approve, reject" in printed
+    assert "rule=policy_block" in printed and "approval=rejected" in printed
+    assert "**Reason given:** Not this quarter" in printed
+    assert "model calls: 1" in printed
