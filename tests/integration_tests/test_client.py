@@ -6,6 +6,7 @@ import dataclasses
 import io
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -247,3 +248,22 @@ def test_a_terminal_gets_a_prompt_per_action(server: DevServer) -> None:
     assert "rule=policy_block" in printed and "approval=rejected" in printed
     assert "**Reason given:** Not this quarter" in printed
     assert "model calls: 1" in printed
+
+
+def test_the_readme_approval_commands_run_as_printed(server: DevServer) -> None:
+    readme = (ROOT / "README.md").read_text("utf-8")
+    section = readme.split("## Ask a person instead of refusing", 1)[1].split("\n## ", 1)[0]
+    [commands] = re.findall(r"```bash\n(.*?)```", section, re.S)
+    [printed] = re.findall(r"```text\n(.*?)```", section, re.S)
+    lines = commands.strip().splitlines()
+    assert len(lines) == 2
+    outputs = []
+    for line in lines:
+        words = shlex.split(line)
+        assert words[:3] == ["python", "-m", "agent.client"]
+        done = command(*words[3:], url=server.url)
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0].startswith(printed)  # the first command's output, as the README shows it
+    assert "approval=rejected" in outputs[1]
+    assert "**Reason given:** Over this quarter's budget" in outputs[1]
