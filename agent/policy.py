@@ -32,6 +32,7 @@ from langgraph.types import Command
 from agent import stopping
 from agent.approval import MAX_REASON_CHARS, approval_request, ask, reject_reason
 from agent.context import Context, resolve
+from agent.stopping import turn_start
 from agent.tools.checkout import purchase
 from agent.tools.markdown import excerpt, label
 from agent.tracing.metadata import with_artifact_metadata
@@ -175,27 +176,57 @@ def calls_to_ask_about(calls: Sequence[ToolCall], context: Context) -> list[Tool
     return [call for call in calls if over_cap(call, context)]
 
 
-def ask_for_approval(calls: Sequence[ToolCall], context: Context) -> dict[str, ApprovalDecision]:
+def _retried_approvals(messages: Sequence[BaseMessage]) -> set[tuple[str, float]]:
+    """Return the purchases approved this turn whose call timed out: a retry needs no ask.
+
+    Only a ``transient`` result counts (nothing was charged, and the model is expected to
+    retry); an approved purchase that completed is never approved again by this.
+    """
+    turn = messages[turn_start(messages) :]
+    calls = {call["id"]: call for m in turn if isinstance(m, AIMessage) for call in m.tool_calls}
+    carried: set[tuple[str, float]] = set()
+    for message in turn:
+        if not isinstance(message, ToolMessage) or not isinstance(message.artifact, dict):
+            continue
+        artifact = message.artifact
+        if artifact.get("approval") == "approved" and artifact.get("reason") == "transient":
+            call = calls.get(message.tool_call_id)
+            bought = _purchase(call) if call is not None else None
+            if bought is not None:
+                carried.add(bought)
+    return carried
+
+
+def ask_for_approval(
+    calls: Sequence[ToolCall], context: Context, messages: Sequence[BaseMessage] = ()
+) -> dict[str, ApprovalDecision]:
     """Pause the run once for this step's blocked calls and return the person's decisions.
 
     Call it before any tool of the step runs: on resume the calling node runs again from
     its start, and ``interrupt()`` then returns the resume value instead of pausing. A
     malformed answer does not fail the run: the same request is asked again, its
-    descriptions saying what was wrong (see :func:`agent.approval.ask`).
+    descriptions saying what was wrong (see :func:`agent.approval.ask`). The retry of a
+    purchase approved this turn whose call timed out is approved without asking again.
 
     Args:
         calls: The step's tool calls, in the order the model issued them.
         context: The run's context.
+        messages: The thread's messages before this step (to find approved retries).
 
     Returns:
         The decisions by ``tool_call_id``; empty (and no pause) when nothing is blocked
         or ``on_policy_block`` is ``refuse``.
     """
     blocked = calls_to_ask_about(calls, context)
-    if not blocked:
-        return {}
-    decisions = ask(approval_request([approval_action(call, context) for call in blocked]))
-    return {call["id"] or "": d for call, d in zip(blocked, decisions, strict=True)}
+    carried = _retried_approvals(messages) if blocked else set()
+    decisions: dict[str, ApprovalDecision] = {
+        call["id"] or "": {"type": "approve"} for call in blocked if _purchase(call) in carried
+    }
+    to_ask = [call for call in blocked if (call["id"] or "") not in decisions]
+    if to_ask:
+        answers = ask(approval_request([approval_action(call, context) for call in to_ask]))
+        decisions.update({call["id"] or "": d for call, d in zip(to_ask, answers, strict=True)})
+    return decisions
 
 
 def context_for_answer(context: Context | Mapping[str, Any] | None) -> Context | dict[str, Any]:
@@ -280,7 +311,7 @@ def approval_update(
     """
     last = messages[-1] if messages else None
     calls = last.tool_calls if isinstance(last, AIMessage) else []
-    decisions = ask_for_approval(calls, context)
+    decisions = ask_for_approval(calls, context, messages)
     if not decisions:
         return {APPROVED_KEY: []} if previous else None
     refusals = [spend_cap_verdict(call, context, decisions) for call in calls]

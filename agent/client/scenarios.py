@@ -329,6 +329,18 @@ def _approvals() -> list[Scenario]:
             tags=("policy", "approval"),
         ),
         Scenario(
+            # The approved call times out; its retry is approved without asking again.
+            name="approval-approve_retry_after_timeout",
+            query="buy a standing desk for 900",
+            context={**ASK, "force_outcome": ["transient", "success"]},
+            action="stop",
+            rule="completed",
+            tool_steps=2,
+            ending="finalize",
+            resume=(APPROVE,),
+            tags=("policy", "approval"),
+        ),
+        Scenario(
             name="approval-parallel_approve_and_receipt",
             query="buy a laptop for 900; buy a mouse for 20",
             context=ASK,

@@ -102,7 +102,7 @@ def build_legacy(
             msg = "No AIMessage found in input"  # ToolNode's own error for this state
             raise ValueError(msg)
         # Before any tool runs: a pause here resumes by running this node again from the top.
-        decisions = ask_for_approval(issued.tool_calls, context)
+        decisions = ask_for_approval(issued.tool_calls, context, state["messages"])
         refusals = [spend_cap_verdict(call, context, decisions) for call in issued.tool_calls]
         allowed = [c for c, r in zip(issued.tool_calls, refusals, strict=True) if r is None]
         ran: list[ToolMessage] = []

@@ -222,3 +222,24 @@ async def test_an_answer_is_honoured_without_the_paused_runs_context(
     state = await graph.ainvoke(approve, config("t"), context=resume_context)
     assert state["stop_decision"]["rule"] == "completed"
     assert state["stop_decision"]["approval"] == "approved"
+
+
+def test_only_an_approved_call_that_timed_out_carries_its_approval_to_the_retry() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from agent.policy import _retried_approvals
+    from agent.stopping import completed, transient
+
+    call = {"name": "checkout", "args": {"item": "desk", "amount": 900}, "id": "c1"}
+    issued = [HumanMessage("buy a desk for 900"), AIMessage("", tool_calls=[call])]
+
+    def result(artifact: dict[str, Any]) -> ToolMessage:
+        return ToolMessage("...", tool_call_id="c1", name="checkout", artifact=artifact)
+
+    timed_out = result({**transient(attempt=0), "approval": "approved", "policy": "spend_cap"})
+    charged = result({**completed(attempt=0), "approval": "approved", "policy": "spend_cap"})
+    assert _retried_approvals([*issued, timed_out]) == {("desk", 900.0)}
+    assert _retried_approvals([*issued, charged]) == set()  # never approves a second charge
+    assert _retried_approvals([*issued, result(transient(attempt=0))]) == set()
+    # A new user message starts a new turn: nothing carries over.
+    assert _retried_approvals([*issued, timed_out, HumanMessage("again")]) == set()
