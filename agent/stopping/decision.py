@@ -447,14 +447,16 @@ def decide(messages: Sequence[BaseMessage], context: SettingsLike) -> StopDecisi
 
 
 def _note_approval(decision: StopDecision, messages: Sequence[BaseMessage]) -> None:
-    """Copy ``approval`` and ``policy`` from the step's artifacts, when one has them.
+    """Copy ``approval`` and ``policy`` from this turn's artifacts, when one has them.
 
-    The deciding call's artifact is read first, then the step's others in call order;
-    only a valid artifact with a string ``approval`` counts.
+    The deciding call's artifact is read first, then this turn's others, latest first (a
+    call asked about in an earlier step of the turn still counts); only a valid artifact
+    with a string ``approval`` counts.
     """
-    step = latest_tool_step(messages[turn_start(messages) :])
-    step.sort(key=lambda m: m.tool_call_id != decision["tool_call_id"])  # stable: call order
-    for message in step:
+    turn = [m for m in messages[turn_start(messages) :] if isinstance(m, ToolMessage)]
+    turn.reverse()
+    turn.sort(key=lambda m: m.tool_call_id != decision["tool_call_id"])  # stable
+    for message in turn:
         artifact = message.artifact
         if isinstance(artifact, dict) and isinstance(artifact.get("approval"), str):
             try:
