@@ -62,7 +62,12 @@ def command_problem(
                 f"expected one of: {', '.join(known)}"
             )
     wants_pending = command.resume is not None or command.update is not None
-    if wants_pending and snapshot is not None and not snapshot.next:
+    # langgraph 0.6 leaves ``next`` empty after a node paused a second time in one run,
+    # its task still holding the interrupt: that thread is interrupted too.
+    pending = snapshot is not None and (
+        bool(snapshot.next) or any(task.interrupts for task in snapshot.tasks)
+    )
+    if wants_pending and snapshot is not None and not pending:
         return (
             "command.resume and command.update continue an interrupted thread, and this "
             "thread is not interrupted (no step is pending): start a run with input instead"

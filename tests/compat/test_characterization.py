@@ -32,6 +32,7 @@ import types
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
@@ -465,6 +466,8 @@ class Observed:
     path: list[str]
     state: dict[str, Any]
     events: list[dict[str, Any]]
+    interrupts: list[Any] = dataclass_field(default_factory=list)
+    """The approval requests the run paused on (``on_policy_block="ask"``)."""
 
     @property
     def decision(self) -> Any:
@@ -481,13 +484,17 @@ class Observed:
         return self.state["messages"][-1]  # type: ignore[no-any-return]
 
 
-def run_graph(graph_name: str, text: str, context: dict[str, Any]) -> Observed:
+def run_graph(
+    graph_name: str, text: str, context: dict[str, Any], resume: Sequence[Any] = ()
+) -> Observed:
     """Build ``agent.graphs.<graph_name>`` afresh and run ``text`` with ``context``.
 
     Only the graph's own module is imported, so ``legacy`` runs where ``middleware``
-    cannot (``tests/unit_tests/conftest.py`` builds both).
+    cannot (``tests/unit_tests/conftest.py`` builds both). With ``resume``, the one
+    approval request the run pauses on is answered with those decisions.
     """
     from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
 
     module = importlib.import_module(f"agent.graphs.{graph_name}")
     graph = getattr(module, f"build_{graph_name}")(checkpointer=InMemorySaver())
@@ -496,15 +503,21 @@ def run_graph(graph_name: str, text: str, context: dict[str, Any]) -> Observed:
     async def run() -> Observed:
         path: list[str] = []
         events: list[dict[str, Any]] = []
-        user_input = {"messages": [{"role": "user", "content": text}]}
-        async for mode, chunk in graph.astream(
-            user_input, config, context=context, stream_mode=["updates", "custom"]
-        ):
-            if mode == "updates":
-                path.extend(chunk)
-            else:
-                events.append(chunk)
-        return Observed(path, (await graph.aget_state(config)).values, events)
+        interrupts: list[Any] = []
+        inputs: list[Any] = [{"messages": [{"role": "user", "content": text}]}]
+        if resume:
+            inputs.append(Command(resume={"decisions": list(resume)}))
+        for given in inputs:
+            async for mode, chunk in graph.astream(
+                given, config, context=context, stream_mode=["updates", "custom"]
+            ):
+                if mode == "updates":
+                    path.extend(chunk)
+                else:
+                    events.append(chunk)
+            snapshot = await graph.aget_state(config)
+            interrupts.extend(i.value for i in snapshot.interrupts)
+        return Observed(path, snapshot.values, events, interrupts)
 
     return asyncio.run(run())
 
@@ -512,11 +525,11 @@ def run_graph(graph_name: str, text: str, context: dict[str, Any]) -> Observed:
 @pytest.mark.parametrize("graph", GRAPHS)
 def test_forced_outcome_matrix(graph: str) -> None:
     require_graph(graph)
-    from agent.client.scenarios import SCENARIOS
+    from agent.client.scenarios import APPROVAL_SCENARIOS, SCENARIOS
 
     mismatches = []
-    for scenario in SCENARIOS:
-        observed = run_graph(graph, scenario.query, scenario.context)
+    for scenario in (*SCENARIOS, *APPROVAL_SCENARIOS):
+        observed = run_graph(graph, scenario.query, scenario.context, scenario.resume)
         decision = observed.decision or {}
         seen = (decision.get("action"), decision.get("rule"), observed.model_calls, observed.path)
         want = (scenario.action, scenario.rule, scenario.model_calls, scenario.path(graph))
@@ -539,28 +552,30 @@ def transcript(observed: Observed) -> dict[str, Any]:
         messages.append(entry)
     decision = dict(observed.decision or {})
     decision.pop("tool_call_id", None)
-    return {
+    entry: dict[str, Any] = {
         "path": observed.path,
         "model_calls": observed.model_calls,
         "stop_decision": decision,
         "events": [event["stop_decision"]["rule"] for event in observed.events],
         "messages": messages,
     }
+    if observed.interrupts:
+        entry["interrupts"] = observed.interrupts
+    return entry
 
 
 @pytest.mark.parametrize("graph", GRAPHS)
 def test_golden_transcripts(graph: str) -> None:
     """Every scenario gives the transcript tests/unit_tests/golden holds, message for message."""
     require_graph(graph)
-    from agent.client.scenarios import SCENARIOS
+    from agent.client.scenarios import APPROVAL_SCENARIOS, SCENARIOS
 
     golden = ROOT / "tests" / "unit_tests" / "golden" / graph
     changed = []
-    for scenario in SCENARIOS:
+    for scenario in (*SCENARIOS, *APPROVAL_SCENARIOS):
         expected = json.loads((golden / f"{scenario.name}.json").read_text("utf-8"))
-        actual = json.loads(
-            json.dumps(transcript(run_graph(graph, scenario.query, scenario.context)))
-        )
+        observed = run_graph(graph, scenario.query, scenario.context, scenario.resume)
+        actual = json.loads(json.dumps(transcript(observed)))
         if actual != expected:
             changed.append(scenario.name)
     assert not changed, f"{graph} on {versions()} differs from its golden transcripts: {changed}"
