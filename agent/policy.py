@@ -18,6 +18,13 @@ so only a hook before tools can pause the step once). Then :func:`spend_cap_verd
 lets an approved call run (:func:`mark_approved` records ``approval="approved"`` on its
 artifact) and turns a rejected one into a ``policy_block`` refusal with
 ``approval="rejected"`` and the approver's reason, escaped and cut, in its content only.
+
+Why not ``HumanInTheLoopMiddleware`` itself: its ``when`` predicate can say which calls to
+ask about, but a reject becomes its own ToolMessage ("User rejected the tool call ...")
+with no ``policy_block`` artifact, so the stop decision would not see a refusal; an approve
+only lets the call reach this policy, which would refuse it; and ``legacy`` has no
+middleware. The request and the response keep that middleware's schema, so front ends
+cannot tell the difference.
 """
 
 from __future__ import annotations

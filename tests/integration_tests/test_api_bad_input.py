@@ -24,6 +24,7 @@ BAD_CONTEXT: dict[str, Any] = {
     "max_retries": -1,
     "spend_cap": "lots",
     "max_model_calls": 0,
+    "on_policy_block": "maybe",
 }
 
 
