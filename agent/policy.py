@@ -42,7 +42,7 @@ from agent.context import Context, resolve
 from agent.stopping import turn_start
 from agent.tools.checkout import purchase
 from agent.tools.markdown import excerpt, label
-from agent.tracing.metadata import with_artifact_metadata
+from agent.tracing.metadata import trace_approval_asked, with_artifact_metadata
 
 SPEND_CAP_MESSAGE = (
     "This purchase is above the spending limit set for this assistant, so it was not "
@@ -231,6 +231,7 @@ def ask_for_approval(
     }
     to_ask = [call for call in blocked if (call["id"] or "") not in decisions]
     if to_ask:
+        trace_approval_asked(POLICY)
         answers = ask(approval_request([approval_action(call, context) for call in to_ask]))
         decisions.update({call["id"] or "": d for call, d in zip(to_ask, answers, strict=True)})
     return decisions

@@ -50,7 +50,8 @@ STOP_KEYS: tuple[str, ...] = (
 """Metadata of a decision; all None on a root run whose run made no tool call.
 
 ``stop_policy`` and ``stop_approval`` name the policy that asked a person and what they
-decided (``approved`` / ``rejected``); None when nobody was asked. Never the approver's
+decided (``approved`` / ``rejected``; ``asked`` on a run that paused for the answer); None
+when nobody was asked. Never the approver's
 reason: that is free text, and it stays in the refusal's content."""
 
 TOTAL_KEYS: tuple[str, ...] = (
@@ -283,6 +284,20 @@ def trace_decision(decision: StopDecision, messages: Sequence[BaseMessage]) -> N
     """
     annotate_decision(decision, messages)
     record_run(messages, decision)
+
+
+def trace_approval_asked(policy: str) -> None:
+    """Mark the root run of the trace as paused for a person's approval, if traced.
+
+    Sets ``stop_policy`` and ``stop_approval="asked"``; the run that answers records the
+    outcome with its decision (:func:`trace_decision`), which replaces them.
+
+    Args:
+        policy: The policy that asks (``spend_cap``).
+    """
+    root = root_run()
+    if root is not None:
+        root.add_metadata({"stop_policy": policy, "stop_approval": "asked"})
 
 
 def trace_model_call(messages: Sequence[BaseMessage], decision: StopDecision | None) -> None:

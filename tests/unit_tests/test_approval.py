@@ -196,7 +196,22 @@ async def test_the_trace_records_policy_and_outcome_never_the_reason(
             if not r.get("parent_run_id") and r.get("end_time") and metadata(r).get("stop_rule")
         }
 
-    runs = collector.wait_for(lambda runs: len(roots(runs)) == 2 * len(GRAPHS))
+    def paused(runs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            metadata(r)
+            for r in runs.values()
+            if not r.get("parent_run_id")
+            and r.get("end_time")
+            and metadata(r).get("stop_approval") == "asked"
+        ]
+
+    runs = collector.wait_for(lambda runs: len(roots(runs)) == len(paused(runs)) == 2 * len(GRAPHS))
+    for root in paused(runs):  # the run that paused says so, and decided nothing yet
+        assert (root["stop_policy"], root["stop_rule"], root["model_calls"]) == (
+            "spend_cap",
+            None,
+            1,
+        )
     for thread_id, root in roots(runs).items():
         graph_name, kind = thread_id.split("-")
         assert root["stop_policy"] == "spend_cap", thread_id
