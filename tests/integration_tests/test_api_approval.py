@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
+from langgraph_sdk.schema import Command as ApiCommand
 
 from agent.auth import API_KEYS_ENV
 from agent.client.scenarios import APPROVAL_SCENARIOS, GRAPHS, Scenario, by_name
-from tests.support.api import values_of
+from tests.support.api import run_request, values_of
 from tests.support.approval import (
     WAYS,
     Approval,
@@ -32,7 +34,9 @@ from tests.support.approval import (
     refuse_malformed,
 )
 from tests.support.dev_server import dev_server
+from tests.support.langsmith_collector import LangSmithCollector
 from tests.support.ownership import status_of
+from tests.support.tracing import metadata, trace_ended
 
 CASES = [(s, g, w) for s in APPROVAL_SCENARIOS for g in GRAPHS for w in WAYS]
 
@@ -141,3 +145,49 @@ async def test_only_the_owner_sees_and_answers_a_pending_approval(
 async def _drain(client: LangGraphClient, thread_id: str, graph: str, resume: object) -> None:
     async for _ in client.runs.stream(thread_id, graph, command={"resume": resume}):
         pass
+
+
+# ---------------------------------------------------------------------------------------
+# The trace: through the server, the root run of each run is the API's run.
+
+REASON_SECRET = "reason-text-4e1b: not this quarter"
+
+
+async def _traced_run(client: LangGraphClient, thread_id: str, graph: str, **request: Any) -> str:
+    run_id = ""
+    async for part in client.runs.stream(thread_id, graph, stream_mode=["custom"], **request):
+        assert part.event != "error", part.data
+        if part.event == "metadata":
+            run_id = str(part.data["run_id"])
+    return run_id
+
+
+async def test_the_root_runs_say_asked_then_the_outcome_never_the_reason() -> None:
+    scenario = by_name("approval-approve")
+    with LangSmithCollector() as collector, dev_server(env=collector.env()) as server:
+        client = get_client(url=server.url)
+        runs: dict[tuple[str, str], tuple[str, str]] = {}
+        for graph in GRAPHS:
+            for kind in ("approve", "reject"):
+                thread_id = str((await client.threads.create())["thread_id"])
+                request = run_request(scenario.query, scenario.context)
+                paused = await _traced_run(client, thread_id, graph, **request)
+                decision: dict[str, Any] = {"type": kind}
+                if kind == "reject":
+                    decision["message"] = REASON_SECRET
+                command: ApiCommand = {"resume": {"decisions": [decision]}}
+                resumed = await _traced_run(
+                    client, thread_id, graph, command=command, context=scenario.context
+                )
+                runs[graph, kind] = (paused, resumed)
+        await client.aclose()
+        ids = [run_id for pair in runs.values() for run_id in pair]
+        seen = collector.wait_for(lambda got: all(trace_ended(got, i) for i in ids), timeout=60)
+        for (_graph, kind), (paused, resumed) in runs.items():
+            asked, answered = metadata(seen[paused]), metadata(seen[resumed])
+            assert (asked["stop_policy"], asked["stop_approval"]) == ("spend_cap", "asked")
+            assert asked["stop_rule"] is None and asked["model_calls"] == 1
+            outcome = "approved" if kind == "approve" else "rejected"
+            assert (answered["stop_policy"], answered["stop_approval"]) == ("spend_cap", outcome)
+            assert answered["stop_rule"] == ("completed" if kind == "approve" else "policy_block")
+        assert REASON_SECRET.encode() not in b"".join(collector.run_traffic)
