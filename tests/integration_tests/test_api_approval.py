@@ -5,7 +5,8 @@ Every row of ``APPROVAL_SCENARIOS`` on both graphs, started and resumed through
 request and no tool result while it waits, and ends as the same run in-process. A
 malformed resume is asked again, naming the field, and loses nothing; a second resume
 after the answer is refused by the command guard; on a server with keys, only the
-thread's owner can see or answer the request.
+thread's owner can see or answer the request; traced into the loopback collector, the
+paused run's root run says ``stop_approval="asked"`` and the resumed one the outcome.
 """
 
 from __future__ import annotations
