@@ -239,6 +239,9 @@ def generate(count: int = COUNT, seed: int = SEED) -> list[Query]:
     outcome_counts = _counts(count, MIX)
     specials = {cls: round(n * count / COUNT) for cls, n in SPECIAL.items()}
     special_total = sum(specials.values())
+    if special_total > outcome_counts["transient"]:
+        msg = "count: the special classes need more transient slots than MIX leaves"
+        raise QuerySetError(msg)
     outcome_counts["transient"] -= special_total
     plain = count - special_total
     outcomes: list[OutcomeClass | Special] = [
