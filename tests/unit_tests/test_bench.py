@@ -69,25 +69,6 @@ def expected_model_calls(cls: str, mode: str) -> int:
     return by_name(name).model_calls + added
 
 
-def model_misorders(query: Query, mode: str | None) -> bool:
-    """Where the offline model, writing the answer itself, misses the question's order or a part.
-
-    Under ``polish`` and ``never`` (and in stock ``create_agent``, ``mode=None``) the answer
-    is the offline model's (``agent/models.py``, ``OfflineChatModel._answer``): it lists the
-    turn's results in the order they arrived, so a first part retried while the second was
-    not comes last; and it leaves out a transient result, so a part that ``any`` or
-    ``priority`` stopped before retrying (``polish``) is not named. A hard stop relays every
-    part in the question's order and has neither gap.
-    """
-    if mode == "hard" or query.parts < 2:
-        return False
-    first, second = query.part_outcomes[0], query.part_outcomes[1]
-    retried = query.policy == "all" or mode != "polish"  # polish stops at once under any/priority
-    retried_first = first == "transient" != second and query.runs(0) and retried
-    left_out = mode == "polish" and query.policy != "all"
-    return retried_first or left_out
-
-
 def tiny_set() -> list[Query]:
     """One committed query per (class, kind, part outcomes, policy) combination."""
     picked: dict[tuple[str, str, tuple[str, ...], str], Query] = {}
@@ -289,16 +270,12 @@ def test_project_graphs_are_correct_and_match_the_matrix(
 ) -> None:
     figures = result["configs"][name]
     mode = figures["stop_mode"]
-    # Where the offline model writes the answer (polish, never) it misorders or leaves out a
-    # part on some of the new classes (see model_misorders); a hard stop never does.
-    gaps = {q.id for q in tiny[1] if model_misorders(q, mode)}
-    assert bool(gaps) == (mode != "hard")
+    # Every configuration of the project answers every part, in the question's order, in
+    # every stop_mode: a hard stop relays them, the offline model writes them in polish and
+    # never (agent/models.py, OfflineChatModel._answer).
     for check, counts in figures["checks"].items():
-        if check == "complete":
-            assert _failed(figures, check) == gaps, (check, counts)
-        else:
-            assert counts["passed"] == counts["applied"], (check, counts)
-    assert figures["verdicts"] == {**dict.fromkeys(figures["verdicts"], 0), "partial": len(gaps)}
+        assert counts["passed"] == counts["applied"], (check, counts)
+    assert not any(figures["verdicts"].values()), figures["verdicts"]
     classes = {query_class(q) for q in tiny[1]}
     assert classes == set(CLASSES)
     for cls in classes:
@@ -336,14 +313,10 @@ def test_baselines_fail_where_a_static_loop_must(
     assert _failed(stock, "charged_over_cap") == charged  # ...and a charge unless it failed
     for check in ("content", "wrong_answer", "retried", "no_retry"):
         assert not _failed(stock, check), check
-    # The stock loop ignores parallel_policy and retries every transient part, so it names
-    # every part; but the offline model writes the answer in the order results arrived, so
-    # a retried first part (beside one that was not retried) comes last: the same queries
-    # stop_mode=never misorders (model_misorders), partial answers, not wrong ones.
-    misordered = {q.id for q in chosen if model_misorders(q, None)}
-    assert misordered and _failed(stock, "complete") == misordered
-    assert stock["verdicts"]["wrong"] == 0
-    assert stock["verdicts"]["partial"] == len(misordered)
+    # The stock loop ignores parallel_policy and retries every transient part, and the
+    # offline model names every part in the question's order: complete, never wrong.
+    assert not _failed(stock, "complete")
+    assert stock["verdicts"]["wrong"] == stock["verdicts"]["partial"] == 0
 
     direct = result["configs"]["return_direct"]
     assert direct["checks"]["context"]["passed"] == direct["checks"]["context"]["applied"]
@@ -617,11 +590,18 @@ async def test_complete_needs_every_part_named_in_the_questions_order(
 
 
 async def test_complete_reads_the_baselines_runs(graphs: dict[str, Any]) -> None:
-    # Stock create_agent retries the first part; the offline model then answers in arrival
-    # order: every part is there, the first one last.
+    # Stock create_agent retries the first part; the offline model then names every part
+    # in the question's order, the retried one first.
     query = _special("retried_first", part_outcomes=("transient", "success"))
-    stock = read_run(query, "create_agent", False, await _messages(graphs, "create_agent", query))
-    assert stock.checks["complete"] is False and stock.checks["content"] is True
+    messages = await _messages(graphs, "create_agent", query)
+    stock = read_run(query, "create_agent", False, messages)
+    assert stock.checks["complete"] is True and stock.checks["content"] is True
+    # The same answer with its parts swapped is not.
+    head, parts = messages[-1].text.split(". ", 1)
+    swapped = f"{head}. " + " | ".join(reversed(parts.split(" | ")))
+    assert not read_run(query, "create_agent", False, _with_answer(messages, swapped)).checks[
+        "complete"
+    ]
     # In the question's order, the same run is complete.
     both = _special("retried_first", part_outcomes=("transient", "fatal"))
     plain = next(q for q in load() if q.kind == "parallel" and q.outcome == "success")
