@@ -27,7 +27,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from agent.context import OFFLINE_MODEL
-from agent.stopping import latest_tool_step, message_text, turn_start
+from agent.stopping import NOT_DONE_FIELD, latest_tool_step, message_text, turn_start
 
 # Linear time on any text: no pattern below can rescan what an earlier attempt scanned.
 # ``buy <item> for <amount>`` is two scans, not one lazy pattern (``buy.+?for``
@@ -247,10 +247,31 @@ class OfflineChatModel(BaseChatModel):
             start = turn_start(messages)
             question = message_text(messages[start - 1]) if start else ""
             return f"I could not look that up with a tool. You asked: {_summary(question)}"
-        # Every result of the turn that was not retried away: earlier steps count too.
+        # Each part of the question once, in the order it was asked, by its latest result:
+        # a retry (same tool, same arguments) takes the place of the call it retries, and a
+        # part still transient is named by the tool's not-done line.
         turn = messages[turn_start(messages) :]
-        results = [m for m in turn if isinstance(m, ToolMessage) and not _is_transient(m)]
-        parts = [f"{m.name}: {_summary(message_text(m))}" for m in results or step]
+        key_of: dict[str, str] = {}
+        latest: dict[str, ToolMessage | None] = {}
+        for message in turn:
+            if isinstance(message, AIMessage):
+                for call in message.tool_calls:
+                    key = f"{call['name']}:{json.dumps(call['args'], sort_keys=True)}"
+                    latest.setdefault(key, None)
+                    key_of[call["id"] or ""] = key
+            elif isinstance(message, ToolMessage) and message.tool_call_id in key_of:
+                latest[key_of[message.tool_call_id]] = message
+        parts = []
+        for result in latest.values():
+            if result is None:
+                continue
+            if _is_transient(result):
+                line = result.artifact.get(NOT_DONE_FIELD)
+                if isinstance(line, str) and line.strip():
+                    parts.append(_summary(line))
+                continue
+            parts.append(f"{result.name}: {_summary(message_text(result))}")
+        parts = parts or [f"{m.name}: {_summary(message_text(m))}" for m in step]
         return "Here is what I found. " + " | ".join(parts)
 
     def _result(self, messages: list[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:

@@ -1,6 +1,8 @@
 """``python -m bench approval``: what asking a person costs, per outcome, on both graphs.
 
-Every over-cap checkout of the query set runs three ways in-process, on the offline model:
+Every query of the set with a purchase over the cap (one-part ``checkout`` and two-part
+``checkouts``, whose other part is within the cap) runs three ways in-process, on the
+offline model:
 ``refuse`` (today's default: the policy refuses, one model call), and
 ``on_policy_block="ask"`` answered with an approve or with a reject. Each run is driven to
 its end: every pause is answered the same way (a transient receipt after an approval makes
@@ -122,23 +124,27 @@ async def measure(
     """Run every over-cap checkout of ``queries`` every way on every graph.
 
     Args:
-        queries: The query set; only over-cap checkouts are used.
+        queries: The query set; only the queries with a purchase over the cap are used.
         graphs: Graph names.
         profile: Prices for the dollar figures; the benchmark's default when None.
 
     Returns:
         ``{"queries": n, "by_outcome": {...}, "rows": [...]}``: per graph and way a summary
-        over all queries, and one split by the query's forced outcome class.
+        over all queries, and one per query class (``kind/outcome``, e.g.
+        ``checkout/success``).
     """
     profile = profile or Profile()
-    picked = [q for q in queries if q.kind == "checkout" and q.over_cap]
+    picked = [q for q in queries if q.kind in ("checkout", "checkouts") and q.over_cap]
     rows: list[dict[str, Any]] = []
     for name in graphs:
         builder = build_legacy if name == "legacy" else build_middleware
         graph = builder(checkpointer=InMemorySaver())
         for way in WAYS:
             runs = [
-                {**await run_one(graph, q, way, f"{way}-{q.id}"), "outcome": q.outcome}
+                {
+                    **await run_one(graph, q, way, f"{way}-{q.id}"),
+                    "outcome": f"{q.kind}/{q.outcome}",
+                }
                 for q in picked
             ]
             rows.append({"graph": name, "way": way, "outcome": "all", **_summary(runs, profile)})
@@ -153,10 +159,10 @@ async def measure(
 def render(result: dict[str, Any]) -> str:
     """Return the result as a Markdown table, one row per graph, way and outcome class."""
     lines = [
-        f"Over-cap checkouts: {result['queries']} queries, each run to its end "
-        "(every pause answered the same way).",
+        f"Purchases over the cap: {result['queries']} queries, each run to its end "
+        "(every pause answered the same way); class: kind/forced outcome.",
         "",
-        "| graph | answer | outcome | runs | model calls | pauses | input tokens | "
+        "| graph | answer | class | runs | model calls | pauses | input tokens | "
         "output tokens | $ / 1k runs | one model call | ended |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]

@@ -19,23 +19,25 @@ def rows(result: dict[str, Any], **match: str) -> list[dict[str, Any]]:
 
 
 def test_an_approved_one_part_purchase_costs_one_model_call() -> None:
-    result = asyncio.run(measure(load()))
-    assert result["queries"] == 20
+    queries = load()
+    result = asyncio.run(measure(queries))
+    over = [q for q in queries if q.over_cap and q.kind in ("checkout", "checkouts")]
+    assert result["queries"] == len(over) > 0
     for graph in ("legacy", "middleware"):
-        [approve] = rows(result, graph=graph, way="approve", outcome="success")
+        [approve] = rows(result, graph=graph, way="approve", outcome="checkout/success")
         assert approve["model_calls"] == 1.0 and approve["one_call"] == approve["runs"]
         assert approve["pauses"] == 1.0
         assert approve["ended"] == {"completed": approve["runs"]}
         assert approve["approval"] == {"approved": approve["runs"]}
         # A timed-out approved purchase is retried once, and not asked about again.
-        [retried] = rows(result, graph=graph, way="approve", outcome="transient")
+        [retried] = rows(result, graph=graph, way="approve", outcome="checkout/transient")
         assert (retried["model_calls"], retried["pauses"]) == (2.0, 1.0)
         for way, pauses in (("reject", 1.0), ("refuse", 0.0)):
-            [row] = rows(result, graph=graph, way=way, outcome="all")
+            [row] = rows(result, graph=graph, way=way, outcome="checkout/success")
             assert row["ended"] == {"policy_block": row["runs"]}
             assert (row["model_calls"], row["pauses"]) == (1.0, pauses)
         # Asking costs no tokens of its own: an approve is billed like the refusal.
-        [refused] = rows(result, graph=graph, way="refuse", outcome="success")
+        [refused] = rows(result, graph=graph, way="refuse", outcome="checkout/success")
         assert approve["input_tokens"] == refused["input_tokens"]
 
 
