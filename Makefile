@@ -23,7 +23,7 @@ $(UV):
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/python -m pip install --quiet "uv==$(UV_VERSION)"
 
-$(VENV)/.synced: $(UV) pyproject.toml uv.lock
+$(VENV)/.synced: $(UV) pyproject.toml libs/stop-on-artifact/pyproject.toml uv.lock
 	$(UV) sync --frozen --python $(PYTHON)
 	@touch $@
 

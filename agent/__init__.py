@@ -1,6 +1,6 @@
 """Per-call tool stopping for LangGraph agents, decided from the tool's artifact.
 
-- :mod:`agent.stopping`: the reusable core (artifact, ``decide()``, middleware, router);
+- :mod:`stop_on_artifact`: the reusable core (artifact, ``decide()``, middleware, router);
 - :mod:`agent.graphs`: the ``legacy`` and ``middleware`` graphs ``langgraph.json`` serves;
 - :mod:`agent.tools`, :mod:`agent.models`, :mod:`agent.policy`, :mod:`agent.context`: the
   demo app (knowledge base and checkout, the offline model, the spend cap, the context);

@@ -12,8 +12,7 @@ from typing import Any, Literal
 
 from langgraph.runtime import get_runtime
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from agent.stopping.settings import MAX_LIMIT, ParallelPolicy, StopMode
+from stop_on_artifact.settings import MAX_LIMIT, ParallelPolicy, StopMode
 
 Outcome = Literal["success", "transient", "retryable", "fatal"]
 """A forced tool outcome; ``transient`` and ``retryable`` mean the same thing."""

@@ -25,9 +25,9 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from stop_on_artifact import latest_tool_step, message_text, turn_start
 
 from agent.context import OFFLINE_MODEL
-from agent.stopping import latest_tool_step, message_text, turn_start
 
 # Linear time on any text: no pattern below can rescan what an earlier attempt scanned.
 # ``buy <item> for <amount>`` is two scans, not one lazy pattern (``buy.+?for``

@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from stop_on_artifact import ANSWER_SEPARATOR, invocation_index
 
 from agent.context import Context
 from agent.policy import SPEND_CAP_MESSAGE
-from agent.stopping import ANSWER_SEPARATOR, invocation_index
 from bench.queries import Query
 
 _REASON_OF = {

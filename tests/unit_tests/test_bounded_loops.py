@@ -22,11 +22,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.errors import GraphRecursionError
+from stop_on_artifact import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
 
 from agent.client.scenarios import GRAPHS
 from agent.context import Context
 from agent.models import load_model
-from agent.stopping import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
 from agent.tools import TOOLS
 from tests.support.graph_runs import Observed, build, run
 from tests.support.scripted_model import ScriptedChatModel, tool_call

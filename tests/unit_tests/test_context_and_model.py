@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from pydantic import ValidationError
+from stop_on_artifact import transient
 
 from agent.context import GROQ_DEFAULT_MODEL, Context, default_model
 from agent.models import ModelLoadError, OfflineChatModel, load_model
-from agent.stopping import transient
 from agent.tools import TOOLS
 from tests.support.graph_runs import build, run
 

@@ -6,11 +6,11 @@ import logging
 from typing import Any
 
 import pytest
+import stop_on_artifact as stopping
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from stop_on_artifact import InvalidArtifactError, decide, parse_artifact
 
-from agent import stopping
 from agent.context import Context
-from agent.stopping import InvalidArtifactError, decide, parse_artifact
 
 
 def step(*results: tuple[str, Any] | tuple[str, Any, str], history: int = 0) -> list[BaseMessage]:
@@ -85,7 +85,7 @@ def test_invalid_artifacts_continue_and_warn_without_content(
     with pytest.raises(InvalidArtifactError):
         parse_artifact(artifact)
     secret = "SECRET-CONTENT-4242"
-    with caplog.at_level(logging.WARNING, logger="agent.stopping.decision"):
+    with caplog.at_level(logging.WARNING, logger="stop_on_artifact.decision"):
         decision = decide(step((secret, artifact)), ctx())
     assert decision == {
         "action": "continue",

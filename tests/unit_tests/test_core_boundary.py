@@ -1,4 +1,4 @@
-"""The stop core (agent/stopping) knows nothing of this app: a reader can lift it as is."""
+"""The stop core (libs/stop-on-artifact) knows nothing of this app: strangers install it as is."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CORE = Path(__file__).resolve().parents[2] / "agent" / "stopping"
+CORE = Path(__file__).resolve().parents[2] / "libs" / "stop-on-artifact" / "src" / "stop_on_artifact"
 ALLOWED_ROOTS = {"__future__", "collections", "dataclasses", "logging", "typing"}
 ALLOWED_ROOTS |= {"typing_extensions", "langchain_core", "langgraph", "langchain"}
 APP: tuple[str, ...] = (
@@ -33,14 +33,11 @@ def imports(path: Path) -> list[str]:
 
 def test_the_core_imports_only_itself_and_the_libraries() -> None:
     modules = sorted(CORE.glob("*.py"))
-    assert {p.stem for p in modules} >= {"artifact", "decision", "graph", "middleware"}
+    assert {p.stem for p in modules} >= {"artifact", "decision", "router", "middleware"}
     for path in modules:
         for name in imports(path):
             root = name.split(".")[0]
-            if root == "agent":
-                assert name.startswith("agent.stopping"), f"{path.name} imports {name}"
-            else:
-                assert root in ALLOWED_ROOTS, f"{path.name} imports {name}"
+            assert root in ALLOWED_ROOTS | {"stop_on_artifact"}, f"{path.name} imports {name}"
     # Only the create_agent middleware may need langchain (1.x); the rest runs on 0.6.
     for path in modules:
         if path.stem != "middleware":
@@ -49,12 +46,12 @@ def test_the_core_imports_only_itself_and_the_libraries() -> None:
 
 def test_importing_the_core_loads_nothing_of_the_app() -> None:
     code = (
-        "import sys, agent.stopping, agent.stopping.middleware\n"
-        "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('agent'))))"
+        "import sys, stop_on_artifact, stop_on_artifact.middleware\n"
+        "print('\\n'.join(sorted(m for m in sys.modules if m.startswith(('agent', 'stop_on_artifact')))))"
     )
     loaded = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
-    assert "agent.stopping.middleware" in loaded
+    assert "stop_on_artifact.middleware" in loaded
     assert [m for m in loaded if m.startswith(APP)] == []
-    assert {m for m in loaded if not m.startswith("agent.stopping")} == {"agent"}
+    assert [m for m in loaded if m == "agent" or m.startswith("agent.")] == []

@@ -22,22 +22,22 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
+import stop_on_artifact as stopping
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
-
-from agent import stopping
-from agent.client.scenarios import GRAPHS
-from agent.context import Context
-from agent.stopping import (
+from stop_on_artifact import (
     RULES,
     InvalidArtifactError,
     decide,
     invocation_index,
     parse_artifact,
 )
+
+from agent.client.scenarios import GRAPHS
+from agent.context import Context
 from tests.support.graph_runs import build, run
 
 STOP_RULES = frozenset({"completed", "fatal", "policy_block", "retry_budget", "model_call_limit"})
@@ -69,7 +69,7 @@ GRAPH_SETTINGS = settings(
 @pytest.fixture(autouse=True, scope="module")
 def _quiet_contract_warnings() -> Iterator[None]:
     """Fuzzed artifacts are mostly invalid; one warning each would only slow the run."""
-    contract_logger = logging.getLogger("agent.stopping.decision")
+    contract_logger = logging.getLogger("stop_on_artifact.decision")
     level = contract_logger.level
     contract_logger.setLevel(logging.ERROR)
     yield

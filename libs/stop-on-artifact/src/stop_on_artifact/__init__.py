@@ -2,15 +2,15 @@
 
 The reusable core, with no knowledge of this project's tools, models or tracing:
 
-- :mod:`agent.stopping.artifact`: the reason vocabulary, one builder per reason, parsing;
-- :mod:`agent.stopping.decision`: :func:`decide`, the parallel policies and the answer;
-- :mod:`agent.stopping.settings`: the four settings and their per-run overrides;
-- :mod:`agent.stopping.graph`: :class:`StopRouter` for a hand-built ``StateGraph``;
-- :mod:`agent.stopping.middleware`: ``StopOnArtifactMiddleware`` for ``create_agent``
+- :mod:`stop_on_artifact.artifact`: the reason vocabulary, one builder per reason, parsing;
+- :mod:`stop_on_artifact.decision`: :func:`decide`, the parallel policies and the answer;
+- :mod:`stop_on_artifact.settings`: the four settings and their per-run overrides;
+- :mod:`stop_on_artifact.router`: :class:`StopRouter` for a hand-built ``StateGraph``;
+- :mod:`stop_on_artifact.middleware`: ``StopOnArtifactMiddleware`` for ``create_agent``
   (import it from there: it needs ``langchain`` 1.x, the rest runs on langgraph 0.6 too).
 """
 
-from agent.stopping.artifact import (
+from stop_on_artifact.artifact import (
     MAX_EXTRA_FIELD_CHARS,
     REASONS,
     STOPPING_REASONS,
@@ -22,7 +22,7 @@ from agent.stopping.artifact import (
     policy_block,
     transient,
 )
-from agent.stopping.decision import (
+from stop_on_artifact.decision import (
     ANSWER_SEPARATOR,
     MODEL_CALL_LIMIT_MESSAGE,
     RETRY_BUDGET_MESSAGE,
@@ -40,8 +40,8 @@ from agent.stopping.decision import (
     transient_count,
     turn_start,
 )
-from agent.stopping.graph import StopRouter
-from agent.stopping.settings import ParallelPolicy, StopMode, StopSettings
+from stop_on_artifact.router import StopRouter
+from stop_on_artifact.settings import ParallelPolicy, StopMode, StopSettings
 
 __all__ = [
     "ANSWER_SEPARATOR",

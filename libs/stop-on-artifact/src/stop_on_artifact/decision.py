@@ -16,12 +16,12 @@ from typing import Any, Literal, get_args
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from typing_extensions import TypedDict
 
-from agent.stopping.artifact import (
+from stop_on_artifact.artifact import (
     InvalidArtifactError,
     Reason,
     parse_artifact,
 )
-from agent.stopping.settings import SettingsLike
+from stop_on_artifact.settings import SettingsLike
 
 logger = logging.getLogger(__name__)
 

@@ -26,11 +26,11 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from agent.stopping.decision import StopDecision, final_text
-from agent.stopping.graph import StopRouter
-from agent.stopping.settings import ParallelPolicy, StopMode
-from agent.stopping.state import require_messages
-from agent.stopping.stream import DecisionHook, ModelCallHook
+from stop_on_artifact.decision import StopDecision, final_text
+from stop_on_artifact.router import StopRouter
+from stop_on_artifact.settings import ParallelPolicy, StopMode
+from stop_on_artifact.state import require_messages
+from stop_on_artifact.stream import DecisionHook, ModelCallHook
 
 
 class StopOnArtifactState(AgentState[Any]):
@@ -41,15 +41,15 @@ class StopOnArtifactState(AgentState[Any]):
 
 
 class StopOnArtifactMiddleware(AgentMiddleware[StopOnArtifactState, Any]):
-    """Stop after a tool step when :func:`agent.stopping.decision.decide` says so.
+    """Stop after a tool step when :func:`stop_on_artifact.decision.decide` says so.
 
     The constructor sets the defaults; a run whose context has a field of the same name
     (``stop_mode``, ``parallel_policy``, ``max_retries``, ``max_model_calls``) overrides
     that setting for the run.
 
     Args:
-        stop_mode: See :data:`~agent.stopping.settings.StopMode`.
-        parallel_policy: See :data:`~agent.stopping.settings.ParallelPolicy`.
+        stop_mode: See :data:`~stop_on_artifact.settings.StopMode`.
+        parallel_policy: See :data:`~stop_on_artifact.settings.ParallelPolicy`.
         max_retries: Transient outcomes allowed per user message.
         max_model_calls: Model calls allowed per user message.
         on_decision: Called with every decision, after it is streamed.

@@ -21,21 +21,21 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from agent.stopping.decision import StopDecision, decide, final_text, is_hard_stop
-from agent.stopping.settings import ParallelPolicy, StopMode, StopSettings
-from agent.stopping.stream import DecisionHook, emit
+from stop_on_artifact.decision import StopDecision, decide, final_text, is_hard_stop
+from stop_on_artifact.settings import ParallelPolicy, StopMode, StopSettings
+from stop_on_artifact.stream import DecisionHook, emit
 
 
 class StopRouter:
     """The tools-step decision, the router after tools and the ``finalize`` node.
 
-    Configured like :class:`~agent.stopping.middleware.StopOnArtifactMiddleware`: the
+    Configured like :class:`~stop_on_artifact.middleware.StopOnArtifactMiddleware`: the
     constructor sets the defaults, and a run's context overrides each setting through a
     field of the same name (see :meth:`StopSettings.for_run`).
 
     Args:
-        stop_mode: See :data:`~agent.stopping.settings.StopMode`.
-        parallel_policy: See :data:`~agent.stopping.settings.ParallelPolicy`.
+        stop_mode: See :data:`~stop_on_artifact.settings.StopMode`.
+        parallel_policy: See :data:`~stop_on_artifact.settings.ParallelPolicy`.
         max_retries: Transient outcomes allowed per user message.
         max_model_calls: Model calls allowed per user message.
         on_decision: Called with every decision, after it is streamed.

@@ -1,6 +1,6 @@
 """The four settings the stop decision reads, their defaults, and per-run overrides.
 
-:func:`agent.stopping.decision.decide` reads any object with these four attributes
+:func:`stop_on_artifact.decision.decide` reads any object with these four attributes
 (:class:`SettingsLike`): a :class:`StopSettings`, or an app's own run context (this project's
 pydantic ``Context`` has all four). :meth:`StopSettings.for_run` lets a run's context
 override each setting through a field of the same name, so one agent built with fixed
@@ -20,7 +20,7 @@ completed and fatal go back to the model (policy blocks and the bounds still sto
 
 ParallelPolicy = Literal["all", "priority", "any"]
 """Several tool calls in one model turn: ``all`` stops only when every call settled;
-``priority`` and ``any`` stop on any stop (see :func:`agent.stopping.decision.decide`)."""
+``priority`` and ``any`` stop on any stop (see :func:`stop_on_artifact.decision.decide`)."""
 
 STOP_MODES: tuple[str, ...] = get_args(StopMode)
 PARALLEL_POLICIES: tuple[str, ...] = get_args(ParallelPolicy)
