@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from stop_on_artifact import ANSWER_SEPARATOR, invocation_index
+from stop_on_artifact import ANSWER_SEPARATOR
+from stop_on_artifact.decision import invocation_index
 
 from agent.context import Context
 from agent.policy import SPEND_CAP_MESSAGE

@@ -40,8 +40,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import BaseTool, tool
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, MessagesState, StateGraph
-
-from tests.support.scripted_model import ScriptedChatModel, tool_call
+from stop_on_artifact.testing import ScriptedChatModel, tool_call
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAPHS = ("legacy", "middleware")

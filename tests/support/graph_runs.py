@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
-from stop_on_artifact import turn_start
+from stop_on_artifact.decision import turn_start
 
 from agent.client.scenarios import MODEL_NODES
 from agent.graphs.legacy import build_legacy

@@ -9,6 +9,7 @@ import pytest
 import stop_on_artifact as stopping
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from stop_on_artifact import InvalidArtifactError, decide, parse_artifact
+from stop_on_artifact.decision import is_hard_stop, transient_count
 
 from agent.context import Context
 
@@ -265,10 +266,10 @@ def test_no_tool_step() -> None:
 
 def test_hard_stop_by_mode() -> None:
     stop = decide(step(("x", stopping.completed())), ctx())
-    assert stopping.is_hard_stop(stop, ctx(stop_mode="hard"))
-    assert not stopping.is_hard_stop(stop, ctx(stop_mode="polish"))
+    assert is_hard_stop(stop, ctx(stop_mode="hard"))
+    assert not is_hard_stop(stop, ctx(stop_mode="polish"))
     blocked = decide(step(("x", stopping.policy_block())), ctx())
-    assert stopping.is_hard_stop(blocked, ctx(stop_mode="polish"))
+    assert is_hard_stop(blocked, ctx(stop_mode="polish"))
 
 
 def test_model_call_limit_bounds_the_loop() -> None:
@@ -289,5 +290,5 @@ def test_model_call_limit_bounds_the_loop() -> None:
 def test_a_repeated_transient_result_spends_the_budget_once() -> None:
     messages = step(("t", stopping.transient()), history=1)
     messages.append(messages[-1].model_copy())  # the same tool_call_id delivered twice
-    assert stopping.transient_count(messages) == 2
+    assert transient_count(messages) == 2
     assert decide(messages, ctx(max_retries=2))["rule"] == "transient"

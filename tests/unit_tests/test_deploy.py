@@ -64,6 +64,8 @@ def test_the_image_installs_the_project_and_bakes_in_no_secret(dockerfile: str) 
     assert dockerfile.startswith(f"FROM langchain/langgraph-api:{CONFIG['python_version']}")
     assert f"ADD . /deps/{ROOT.name}" in dockerfile
     # The library is a local package of its own; the app's install finds it in the workspace.
-    assert re.search(r"^ADD \./libs/stop-on-artifact /deps/stop-on-artifact(_1)?$", dockerfile, re.M)
+    assert re.search(
+        r"^ADD \./libs/stop-on-artifact /deps/stop-on-artifact(_1)?$", dockerfile, re.M
+    )
     for variable in ("AGENT_API_KEYS", "GROQ_API_KEY", "LANGSMITH_API_KEY", "AGENT_REDACT_TRACES"):
         assert variable not in dockerfile, f"{variable} belongs in the runtime environment"

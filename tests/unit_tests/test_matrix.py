@@ -8,8 +8,8 @@ from stop_on_artifact import (
     ANSWER_SEPARATOR,
     MODEL_CALL_LIMIT_MESSAGE,
     RETRY_BUDGET_MESSAGE,
-    latest_tool_step,
 )
+from stop_on_artifact.decision import latest_tool_step
 
 from agent.client.scenarios import SCENARIOS, Scenario
 from agent.policy import SPEND_CAP_MESSAGE

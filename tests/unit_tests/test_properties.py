@@ -32,9 +32,10 @@ from stop_on_artifact import (
     RULES,
     InvalidArtifactError,
     decide,
-    invocation_index,
     parse_artifact,
 )
+from stop_on_artifact.artifact import MAX_EXTRA_FIELD_CHARS
+from stop_on_artifact.decision import invocation_index, is_hard_stop
 
 from agent.client.scenarios import GRAPHS
 from agent.context import Context
@@ -130,7 +131,7 @@ def near_valid_artifacts(draw: st.DrawFn, nested: st.SearchStrategy[Any] | None 
     elif how == "nested":
         artifact["detail"] = draw(nested or st.sampled_from([[1], {"a": 1}, ({"b": [2]},)]))
     elif how == "huge":
-        artifact["detail"] = "x" * (stopping.MAX_EXTRA_FIELD_CHARS + draw(st.integers(1, 50)))
+        artifact["detail"] = "x" * (MAX_EXTRA_FIELD_CHARS + draw(st.integers(1, 50)))
     else:
         # A non-str key on purpose (no JSON object has one), so the dict type is overruled.
         artifact[draw(st.integers() | st.none())] = 1  # type: ignore[index]
@@ -274,7 +275,7 @@ def test_parse_artifact_accepts_or_raises_only_its_own_error(artifact: Any) -> N
         parsed = parse_artifact(artifact)
     except InvalidArtifactError as exc:
         # The message names types and keys, never the tool's content.
-        assert "x" * stopping.MAX_EXTRA_FIELD_CHARS not in str(exc)
+        assert "x" * MAX_EXTRA_FIELD_CHARS not in str(exc)
         return
     assert parsed is artifact
     assert type(parsed["stop"]) is bool
@@ -318,7 +319,7 @@ def test_a_hard_stop_answers_with_every_settled_call_and_nothing_else(
     messages: list[BaseMessage], context: Context
 ) -> None:
     decision = decide(messages, context)
-    if not stopping.is_hard_stop(decision, context):
+    if not is_hard_stop(decision, context):
         assert decision["answer_from"] == []
         return
     # The oracle: first copy per id this turn, in the order the calls were issued (ids

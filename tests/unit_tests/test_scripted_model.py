@@ -8,8 +8,7 @@ from typing import Any
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.tools import tool
-
-from tests.support.scripted_model import ScriptedChatModel, tool_call
+from stop_on_artifact.testing import ScriptedChatModel, tool_call
 
 
 @tool

@@ -1,19 +1,27 @@
 """Per-call tool stopping, decided from the tool's ``content_and_artifact`` artifact.
 
-The reusable core, with no knowledge of this project's tools, models or tracing:
+A tool returns ``(content, artifact)``; the artifact comes from one builder
+(:func:`completed`, :func:`transient`, :func:`fatal`, :func:`policy_block`) and says whether
+this call's result ends the run. :func:`decide` reads a tool step's artifacts and returns a
+:class:`StopDecision`; :class:`StopRouter` places it in a hand-built ``StateGraph`` and
+:class:`StopOnArtifactMiddleware` in ``create_agent`` (the ``[langchain]`` extra). On a hard
+stop the answer is the settled tools' content verbatim (:func:`final_text`), with no
+further model call.
 
-- :mod:`stop_on_artifact.artifact`: the reason vocabulary, one builder per reason, parsing;
-- :mod:`stop_on_artifact.decision`: :func:`decide`, the parallel policies and the answer;
-- :mod:`stop_on_artifact.settings`: the four settings and their per-run overrides;
-- :mod:`stop_on_artifact.router`: :class:`StopRouter` for a hand-built ``StateGraph``;
-- :mod:`stop_on_artifact.middleware`: ``StopOnArtifactMiddleware`` for ``create_agent``
-  (import it from there: it needs ``langchain`` 1.x, the rest runs on langgraph 0.6 too).
+Public modules: this package (``__all__``), :mod:`stop_on_artifact.testing` (a scripted chat
+model, forced outcomes and assertions for your pytest), :mod:`stop_on_artifact.middleware`,
+:mod:`stop_on_artifact.settings`, :mod:`stop_on_artifact.stream` (the custom stream event).
+:mod:`stop_on_artifact.decision`'s message-scanning helpers and
+:mod:`stop_on_artifact.state` are internal: they may change in any release.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from stop_on_artifact.adopt import adopt
 from stop_on_artifact.artifact import (
-    MAX_EXTRA_FIELD_CHARS,
     REASONS,
-    STOPPING_REASONS,
     InvalidArtifactError,
     Reason,
     completed,
@@ -31,47 +39,49 @@ from stop_on_artifact.decision import (
     StopDecision,
     decide,
     final_text,
-    invocation_index,
-    is_hard_stop,
-    latest_tool_step,
-    message_text,
-    model_call_count,
-    settled_calls,
-    transient_count,
-    turn_start,
 )
 from stop_on_artifact.router import StopRouter
-from stop_on_artifact.settings import ParallelPolicy, StopMode, StopSettings
+from stop_on_artifact.settings import ParallelPolicy, SettingsFromContext, StopMode, StopSettings
+
+if TYPE_CHECKING:
+    from stop_on_artifact.middleware import StopOnArtifactMiddleware
+
+__version__ = "0.2.0"
 
 __all__ = [
     "ANSWER_SEPARATOR",
-    "MAX_EXTRA_FIELD_CHARS",
     "MODEL_CALL_LIMIT_MESSAGE",
     "REASONS",
     "RETRY_BUDGET_MESSAGE",
     "RULES",
-    "STOPPING_REASONS",
     "InvalidArtifactError",
     "ParallelPolicy",
     "Reason",
     "Rule",
+    "SettingsFromContext",
     "StopDecision",
     "StopMode",
+    "StopOnArtifactMiddleware",
     "StopRouter",
     "StopSettings",
+    "adopt",
     "completed",
     "decide",
     "fatal",
     "final_text",
-    "invocation_index",
-    "is_hard_stop",
-    "latest_tool_step",
-    "message_text",
-    "model_call_count",
     "parse_artifact",
     "policy_block",
-    "settled_calls",
     "transient",
-    "transient_count",
-    "turn_start",
 ]
+
+
+if not TYPE_CHECKING:  # a module __getattr__ would make a type checker accept any name
+
+    def __getattr__(name: str) -> Any:
+        """Import the middleware on first use: it needs the ``[langchain]`` extra."""
+        if name == "StopOnArtifactMiddleware":
+            from stop_on_artifact.middleware import StopOnArtifactMiddleware
+
+            return StopOnArtifactMiddleware
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)

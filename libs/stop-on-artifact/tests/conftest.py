@@ -1,0 +1,3 @@
+"""Shared fixtures of the library suite."""
+
+from __future__ import annotations
