@@ -264,6 +264,8 @@ class RunSummary:
     model_calls: int
     answer_parts: int = 0
     """How many tool results make up the answer (``len(answer_from)``)."""
+    unsettled_parts: int = 0
+    """How many parts the answer names as not done (``len(unsettled)``)."""
 
     @property
     def decision(self) -> str:
@@ -305,7 +307,8 @@ class CheckRow:
         if self.compare == "decision":
             return self.decision_ok
         answer_ok = self.observed is not None and (
-            self.observed.answer_parts == self.expected.answer_parts
+            (self.observed.answer_parts, self.observed.unsettled_parts)
+            == (self.expected.answer_parts, self.expected.unsettled_parts)
         )
         return self.decision_ok and self.path_ok and self.calls_ok and answer_ok
 
@@ -326,6 +329,7 @@ def expected_summary(scenario: Scenario, graph: str) -> RunSummary:
         tuple(scenario.path(graph)),
         scenario.model_calls,
         len(scenario.answer_parts),
+        len(scenario.unsettled),
     )
 
 
@@ -345,6 +349,7 @@ def summarize(observation: Observation) -> RunSummary:
         tuple(observation.path),
         observation.model_calls,
         len(decision.get("answer_from") or ()),
+        len(decision.get("unsettled") or ()),
     )
 
 

@@ -16,6 +16,8 @@ MODEL_NODES: frozenset[str] = frozenset({"agent", "model"})
 STOP_NODE = "stop_on_artifact.before_model"
 
 Ending = Literal["finalize", "model"]
+_Parts = tuple[tuple[int, int], ...]
+
 LIMIT_RULES: frozenset[str] = frozenset({"retry_budget", "model_call_limit"})
 """Rules whose answer ends with their own user-safe message."""
 
@@ -33,13 +35,18 @@ class Scenario:
     ending: Ending
     """``finalize``: the run ends with a tool's content; ``model``: a model call ends it."""
     chosen: int = 0
-    """Position, in the last step's call order, of the ToolMessage that decided."""
+    """Position, in its step's call order, of the ToolMessage that decided."""
+    chosen_step: int = -1
+    """The tool step that ToolMessage is in (a policy block of an earlier step can decide)."""
     calls: tuple[int, ...] = ()
     """Tool calls per tool step; empty means one call in every step."""
     answer: tuple[tuple[int, int], ...] | None = None
-    """``(step, position)`` of each call whose content makes up a hard stop's answer, in
-    order (``answer_from``). None means the chosen call alone on a hard stop that a tool
-    settled, and nothing otherwise."""
+    """``(step, position)`` of each call a hard stop answers, in the question's order: a
+    settled call by its content (``answer_from``), one in :attr:`unsettled` by its "not
+    done" line. None means the chosen call alone on a hard stop that a tool settled, and
+    nothing otherwise."""
+    unsettled: tuple[tuple[int, int], ...] = ()
+    """The calls of :attr:`answer` answered as not done (``unsettled``)."""
     tags: tuple[str, ...] = field(default=())
 
     @property
@@ -48,13 +55,18 @@ class Scenario:
         return self.tool_steps + (1 if self.ending == "model" else 0)
 
     @property
-    def answer_parts(self) -> tuple[tuple[int, int], ...]:
-        """``(step, position)`` of the calls in ``answer_from``, in order."""
+    def parts(self) -> tuple[tuple[int, int], ...]:
+        """``(step, position)`` of every call a hard stop answers, in the question's order."""
         if self.answer is not None:
             return self.answer
         if self.ending == "finalize" and self.rule not in LIMIT_RULES:
             return ((self.tool_steps - 1, self.chosen),)
         return ()
+
+    @property
+    def answer_parts(self) -> tuple[tuple[int, int], ...]:
+        """``(step, position)`` of the calls in ``answer_from``, in order."""
+        return tuple(part for part in self.parts if part not in self.unsettled)
 
     @property
     def closing(self) -> str | None:
@@ -108,6 +120,8 @@ def _matrix() -> list[Scenario]:
                 rule="retry_budget",
                 tool_steps=3,
                 ending="finalize",
+                answer=((2, 0),),
+                unsettled=((2, 0),),
                 tags=("outcome",),
             )
         )
@@ -124,29 +138,34 @@ def _matrix() -> list[Scenario]:
             )
         )
     both = ((0, 0), (0, 1))
-    parallel: list[
-        tuple[str, str | None, list[str], str, tuple[int, ...], int, tuple[tuple[int, int], ...]]
-    ] = [
+    parallel: list[tuple[str, str | None, list[str], str, tuple[int, ...], int, _Parts, _Parts]] = [
         # name, policy (None: the default), forced outcomes, rule, tool calls per step,
-        # chosen position, answer parts
-        ("priority_fatal_last", "priority", ["success", "fatal"], "fatal", (2,), 1, both),
-        ("priority_fatal_first", "priority", ["fatal", "success"], "fatal", (2,), 0, both),
+        # chosen position (in the last step), answer parts, of them the ones not done
+        ("priority_fatal_last", "priority", ["success", "fatal"], "fatal", (2,), 1, both, ()),
+        ("priority_fatal_first", "priority", ["fatal", "success"], "fatal", (2,), 0, both, ()),
+        # The transient part is not dropped: it is named as not done, in its place.
         ("priority_stop_beats_transient", "priority", ["retryable", "success"], "completed",
-         (2,), 1, ((0, 1),)),
-        ("any_first_stop", "any", ["success", "fatal"], "completed", (2,), 0, both),
-        ("all_agree", "all", ["success", "success"], "completed", (2,), 0, both),
+         (2,), 1, both, ((0, 0),)),
+        ("any_first_stop", "any", ["success", "fatal"], "completed", (2,), 0, both, ()),
+        ("any_names_the_transient", "any", ["success", "transient"], "completed",
+         (2,), 0, both, ((0, 1),)),
+        ("all_agree", "all", ["success", "success"], "completed", (2,), 0, both, ()),
         # The first step continues (one call is transient); only that call is retried,
         # and the answer holds both parts, the first from the earlier step.
         ("all_wait_for_retry", "all", ["success", "retryable", "success"], "completed",
-         (2, 1), 0, ((0, 0), (1, 0))),
-        ("default_both_parts", None, ["success", "success"], "completed", (2,), 0, both),
+         (2, 1), 0, ((0, 0), (1, 0)), ()),
+        ("default_both_parts", None, ["success", "success"], "completed", (2,), 0, both, ()),
         ("default_retry_one_part", None, ["success", "transient", "success"], "completed",
-         (2, 1), 0, ((0, 0), (1, 0))),
-        # Retries run out on the second part: the first part still answers.
+         (2, 1), 0, ((0, 0), (1, 0)), ()),
+        # The retried first part keeps its place: first, before the part that failed for good.
+        ("default_retried_first_part_first", None, ["transient", "fatal", "success"],
+         "completed", (2, 1), 0, ((1, 0), (0, 1)), ()),
+        # Retries run out on the second part: the first part still answers, the second is
+        # named as not done.
         ("default_retries_exhausted_one_part", None, ["success", "transient"], "retry_budget",
-         (2, 1, 1), 0, ((0, 0),)),
+         (2, 1, 1), 0, ((0, 0), (2, 0)), ((2, 0),)),
     ]  # fmt: skip
-    for name, policy, forced, rule, calls, chosen, answer in parallel:
+    for name, policy, forced, rule, calls, chosen, answer, unsettled in parallel:
         context: dict[str, Any] = {"force_outcome": forced}
         if policy is not None:
             context["parallel_policy"] = policy
@@ -162,6 +181,7 @@ def _matrix() -> list[Scenario]:
                 chosen=chosen,
                 calls=calls,
                 answer=answer,
+                unsettled=unsettled,
                 tags=("parallel",),
             )
         )
@@ -179,6 +199,37 @@ def _matrix() -> list[Scenario]:
             tags=("parallel", "policy"),
         )
     )
+    # A refusal waits for its sibling's retry under the default policy, then decides.
+    rows.append(
+        Scenario(
+            name="parallel-policy_block_waits_for_retry",
+            query="buy a laptop for 900; buy a mouse for 20",
+            context={"spend_cap": 500, "force_outcome": ["success", "transient", "success"]},
+            action="stop",
+            rule="policy_block",
+            tool_steps=2,
+            ending="finalize",
+            chosen_step=0,
+            calls=(2, 1),
+            answer=((0, 0), (1, 0)),
+            tags=("parallel", "policy"),
+        )
+    )
+    rows.append(
+        Scenario(
+            name="parallel-policy_block_retries_exhausted",
+            query="buy a laptop for 900; buy a mouse for 20",
+            context={"spend_cap": 500, "force_outcome": ["success", "transient"]},
+            action="stop",
+            rule="retry_budget",
+            tool_steps=3,
+            ending="finalize",
+            calls=(2, 1, 1),
+            answer=((0, 0), (2, 0)),
+            unsettled=((2, 0),),
+            tags=("parallel", "policy"),
+        )
+    )
     rows.append(
         Scenario(
             name="model_call_cap-never",
@@ -193,6 +244,8 @@ def _matrix() -> list[Scenario]:
             rule="model_call_limit",
             tool_steps=4,
             ending="finalize",
+            answer=((3, 0),),
+            unsettled=((3, 0),),
             tags=("outcome",),
         )
     )

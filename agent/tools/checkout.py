@@ -18,6 +18,8 @@ TIMEOUT_MESSAGE = (
     "Payment processor timed out before confirming the charge (HTTP 504). No money moved; "
     "the charge can be retried."
 )
+NOT_DONE_MESSAGE = "the payment service timed out; nothing was charged. Ask again to retry."
+"""What a person reads of a purchase whose timeout was not retried before the turn ended."""
 DECLINED_MESSAGE = (
     "Your card was declined by the issuing bank and cannot be charged for this order. "
     "Please use another payment method."
@@ -64,7 +66,8 @@ def checkout(
     context = run_context()
     outcome, attempt = draw_outcome(context, messages, tool_call_id, f"{item}:{amount}")
     if outcome == "transient":
-        return TIMEOUT_MESSAGE, stopping.transient(attempt=attempt, status=504)
+        not_done = f"{label('Not purchased: ' + purchase(item, amount))}: {NOT_DONE_MESSAGE}"
+        return TIMEOUT_MESSAGE, stopping.transient(not_done=not_done, attempt=attempt, status=504)
     if outcome == "fatal":
         text = f"{label('Not purchased: ' + purchase(item, amount))}\n\n{DECLINED_MESSAGE}"
         return text, stopping.fatal(attempt=attempt, cause="card_declined")

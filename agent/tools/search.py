@@ -22,6 +22,9 @@ TRANSIENT_MESSAGES = (
 )
 """What the model reads after a retryable failure."""
 
+NOT_DONE_MESSAGE = "the knowledge base timed out before it answered. Ask again to retry."
+"""What a person reads of a search whose timeout was not retried before the turn ended."""
+
 NO_MATCH_MESSAGE = (
     "No page in the knowledge base covers this query. Rephrasing will not help: the index "
     "has no topic that overlaps it."
@@ -92,7 +95,8 @@ def search(
     outcome, attempt = draw_outcome(context, messages, tool_call_id, query)
     if outcome == "transient":
         message = TRANSIENT_MESSAGES[attempt % len(TRANSIENT_MESSAGES)]
-        return message, stopping.transient(attempt=attempt, status=503)
+        not_done = f"{label(f'Not searched: “{query}”')}: {NOT_DONE_MESSAGE}"
+        return message, stopping.transient(not_done=not_done, attempt=attempt, status=503)
     if outcome == "fatal":
         text = f"{label(f'Could not search for “{query}”')}\n\n{UNAVAILABLE_MESSAGE}"
         return text, stopping.fatal(attempt=attempt, cause="unavailable")

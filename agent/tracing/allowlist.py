@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from langsmith.anonymizer import DEFAULT_SECRET_RULES
+from stop_on_artifact.artifact import NOT_DONE_FIELD
 
 MAX_FIELDS = 16
 """Most fields a sanitized artifact keeps (``stop`` and ``reason`` first)."""
@@ -187,7 +188,8 @@ def sanitize_artifact(artifact: object) -> dict[str, Any] | None:
     """Return the part of an artifact that may reach a trace.
 
     Keeps ``stop`` and ``reason`` first, then other fields in order, each only if its key is
-    a plain identifier that does not look sensitive and its value is a small scalar (None,
+    a plain identifier that does not look sensitive (and is not ``not_done``, a line of
+    content) and its value is a small scalar (None,
     bool, int, finite float, or a string of at most :data:`MAX_STRING_CHARS` characters
     that does not look like a secret), up to :data:`MAX_FIELDS` fields. It does not
     validate the contract: ``{"stop": "false"}`` stays visible, which shows why a step
@@ -210,6 +212,8 @@ def sanitize_artifact(artifact: object) -> dict[str, Any] | None:
         value = artifact[key]
         if not isinstance(key, str) or not _KEY.match(key) or is_sensitive_key(key):
             continue
+        if key == NOT_DONE_FIELD:
+            continue  # a line written for a person, with caller text: content, not metadata
         if _small_scalar(value):
             kept[key] = value
     return kept

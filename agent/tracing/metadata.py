@@ -43,6 +43,7 @@ STOP_KEYS: tuple[str, ...] = (
     "stop_tool",
     "stop_tool_call_id",
     "stop_answer_from",
+    "stop_unsettled",
     "stop_artifact",
 )
 """Metadata of a decision; all None on a root run whose run made no tool call."""
@@ -90,6 +91,7 @@ def decision_metadata(
         "stop_tool": decision["tool"],
         "stop_tool_call_id": decision["tool_call_id"],
         "stop_answer_from": list(decision["answer_from"]),
+        "stop_unsettled": list(decision.get("unsettled", [])),
         "stop_artifact": sanitize_artifact(chosen_artifact(decision, messages)),
     }
 

@@ -191,6 +191,7 @@ class _Walker:
 
     def message(self, value: dict[str, Any], depth: int) -> dict[str, Any]:
         kind = value.get("type") or value.get("role")
+        kind = kind if isinstance(kind, str) else None  # a dict that only looks like one
         out: dict[str, Any] = {}
         for key, item in value.items():
             if key == "content":

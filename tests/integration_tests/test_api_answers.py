@@ -112,9 +112,90 @@ async def test_a_spent_retry_budget_keeps_the_part_that_was_settled(
     )
     assert decision["rule"] == "retry_budget"
     assert decision["answer_from"] == tool_ids(turn)[:1]
-    settled, closing = answer.split(ANSWER_SEPARATOR)
+    assert decision["unsettled"] == tool_ids(turn)[-1:]
+    settled, not_done, closing = answer.split(ANSWER_SEPARATOR)
     assert settled.startswith("# Checkpointers\n")
+    assert not_done.startswith("**Not searched: “interrupts”**: the knowledge base timed out")
     assert closing == RETRY_BUDGET_MESSAGE
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+async def test_a_refusal_waits_for_the_retry_of_its_sibling(
+    client: LangGraphClient, graph: str
+) -> None:
+    answer, decision, turn = await ask(
+        client,
+        graph,
+        "buy a laptop for 900; buy a mouse for 20",
+        {"force_outcome": ["success", "transient", "success"], "spend_cap": 500},
+    )
+    assert len(model_messages(turn)) == 2
+    issued = tool_ids(turn)
+    assert len(issued) == 3  # the laptop is never re-issued; the mouse is retried once
+    assert (decision["rule"], decision["tool_call_id"]) == ("policy_block", issued[0])
+    assert (decision["answer_from"], decision["unsettled"]) == ([issued[0], issued[2]], [])
+    refusal, receipt = answer.split(ANSWER_SEPARATOR)
+    assert refusal == f"**Not purchased: a laptop ($900.00)**\n\n{SPEND_CAP_MESSAGE}"
+    assert receipt.startswith("# Thank you for your order\n")
+    assert "| a mouse | $20.00 |" in receipt
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+async def test_a_purchase_that_keeps_timing_out_is_named_as_not_done(
+    client: LangGraphClient, graph: str
+) -> None:
+    answer, decision, turn = await ask(
+        client,
+        graph,
+        "buy a laptop for 900; buy a mouse for 20",
+        {"force_outcome": ["success", "transient"], "spend_cap": 500},
+    )
+    issued = tool_ids(turn)
+    assert decision["rule"] == "retry_budget"
+    assert (decision["answer_from"], decision["unsettled"]) == ([issued[0]], [issued[-1]])
+    assert answer.split(ANSWER_SEPARATOR) == [
+        f"**Not purchased: a laptop ($900.00)**\n\n{SPEND_CAP_MESSAGE}",
+        "**Not purchased: a mouse ($20.00)**: the payment service timed out; nothing was "
+        "charged. Ask again to retry.",
+        RETRY_BUDGET_MESSAGE,
+    ]
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+@pytest.mark.parametrize("policy", ["any", "priority"])
+async def test_a_stop_at_once_names_the_part_left_undone(
+    client: LangGraphClient, graph: str, policy: str
+) -> None:
+    answer, decision, turn = await ask(
+        client,
+        graph,
+        "checkpointer; interrupts",
+        {"force_outcome": ["success", "transient"], "parallel_policy": policy},
+    )
+    assert len(model_messages(turn)) == 1
+    issued = tool_ids(turn)
+    assert (decision["answer_from"], decision["unsettled"]) == ([issued[0]], [issued[1]])
+    page, not_done = answer.split(ANSWER_SEPARATOR)
+    assert page.startswith("# Checkpointers\n")
+    assert not_done == (
+        "**Not searched: “interrupts”**: the knowledge base timed out before it answered. "
+        "Ask again to retry."
+    )
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+async def test_a_retried_first_part_comes_first(client: LangGraphClient, graph: str) -> None:
+    answer, decision, turn = await ask(
+        client,
+        graph,
+        "checkpointer; interrupts",
+        {"force_outcome": ["transient", "fatal", "success"]},
+    )
+    issued = tool_ids(turn)
+    assert decision["answer_from"] == [issued[2], issued[1]]  # the question's order
+    first, second = answer.split(ANSWER_SEPARATOR)
+    assert first.startswith("# Checkpointers\n")
+    assert second.startswith("**Could not search for “interrupts”**")
 
 
 async def test_both_graphs_give_the_same_answers(client: LangGraphClient) -> None:
@@ -122,6 +203,11 @@ async def test_both_graphs_give_the_same_answers(client: LangGraphClient) -> Non
         ("checkpointer; interrupts", {"force_outcome": ["success", "transient", "success"]}),
         ("buy a laptop for 900; buy a mouse for 20", {"force_outcome": "success"}),
         ("store; streaming", {"force_outcome": ["fatal", "success"]}),
+        (
+            "buy a laptop for 900; buy a mouse for 20",
+            {"force_outcome": ["success", "transient"], "spend_cap": 500},
+        ),
+        ("checkpointer; interrupts", {"force_outcome": ["transient", "fatal", "success"]}),
     ]
     for question, context in cases:
         answers = [(await ask(client, g, question, context))[0] for g in GRAPHS]

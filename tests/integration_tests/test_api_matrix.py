@@ -31,6 +31,7 @@ from tests.support.api import (
     tool_record,
     tool_steps,
     turns,
+    unsettled_ids,
     user_input,
     values_of,
 )
@@ -141,9 +142,10 @@ def test_scenario_over_the_api(
     steps = tool_steps(turn)
     assert len(steps) == scenario.tool_steps
     assert [len(step) for step in steps] == list(scenario.calls or (1,) * scenario.tool_steps)
-    chosen = steps[-1][scenario.chosen]
+    chosen = steps[scenario.chosen_step][scenario.chosen]
     assert (decision["tool"], decision["tool_call_id"]) == (chosen["name"], chosen["tool_call_id"])
     assert decision["answer_from"] == answer_ids(scenario, turn)
+    assert decision["unsettled"] == unsettled_ids(scenario, turn)
 
     # `runs.wait` returns the output schema; `runs.join` the thread's values, which in
     # `middleware` also hold create_agent's private `jump_to` after a hard stop.
@@ -162,8 +164,11 @@ def test_scenario_over_the_api(
     # One custom event per tool step, in order; the last one is the checkpointed decision.
     if run.events is not None:
         assert len(run.events) == scenario.tool_steps
-        for event, step in zip(run.events, steps, strict=True):
-            assert event["tool_call_id"] in {m["tool_call_id"] for m in step}
+        for number, (event, step) in enumerate(zip(run.events, steps, strict=True)):
+            # Each step's event names a call of that step, but the last one may name the
+            # refusal of an earlier step that decides the settled turn.
+            named = steps[scenario.chosen_step] if number == len(steps) - 1 else step
+            assert event["tool_call_id"] in {m["tool_call_id"] for m in named}
         assert run.events[-1] == decision
 
     # The history holds every decision the run went through, oldest first.

@@ -116,7 +116,10 @@ def assert_answer(scenario: Scenario, turn: list[dict[str, Any]]) -> None:
     assert answer["type"] == "ai" and not answer.get("tool_calls")
     steps = tool_steps(turn)
     if scenario.ending == "finalize":
-        expected = [text(steps[i][j]) for i, j in scenario.answer_parts]
+        expected = [
+            not_done_line(steps[i][j]) if (i, j) in scenario.unsettled else text(steps[i][j])
+            for i, j in scenario.parts
+        ]
         if scenario.closing == "retry_budget":
             expected.append(RETRY_BUDGET_MESSAGE)
         elif scenario.closing == "model_call_limit":
@@ -128,10 +131,23 @@ def assert_answer(scenario: Scenario, turn: list[dict[str, Any]]) -> None:
         assert answer["usage_metadata"]  # a model phrased it
 
 
+def not_done_line(message: dict[str, Any]) -> str:
+    """The line a tool wrote for its call if it is left undone (its artifact's ``not_done``)."""
+    line = (message.get("artifact") or {}).get("not_done")
+    assert isinstance(line, str), "the demo's tools write a not_done line on every timeout"
+    return line
+
+
 def answer_ids(scenario: Scenario, turn: list[dict[str, Any]]) -> list[str]:
     """The ``tool_call_id``s the scenario's ``answer_from`` must list."""
     steps = tool_steps(turn)
     return [steps[i][j]["tool_call_id"] for i, j in scenario.answer_parts]
+
+
+def unsettled_ids(scenario: Scenario, turn: list[dict[str, Any]]) -> list[str]:
+    """The ``tool_call_id``s the scenario's ``unsettled`` must list."""
+    steps = tool_steps(turn)
+    return [steps[i][j]["tool_call_id"] for i, j in scenario.unsettled]
 
 
 # --------------------------------------------------------------------------- in-process reference

@@ -176,6 +176,7 @@ def _stop(
     call: str,
     answer_from: list[str],
     artifact: dict[str, Any] | None,
+    unsettled: list[str] | None = None,
 ) -> dict[str, Any]:
     return {
         "stop_action": action,
@@ -184,13 +185,16 @@ def _stop(
         "stop_tool": tool,
         "stop_tool_call_id": call,
         "stop_answer_from": answer_from,
+        "stop_unsettled": unsettled or [],
         "stop_artifact": artifact,
     }
 
 
 _RETRY_1 = _stop("continue", "transient", "transient", "search", "call_1_0", [], _transient(0))
 _RETRY_2 = _stop("continue", "transient", "transient", "search", "call_3_0", [], _transient(1))
-_BUDGET = _stop("stop", "retry_budget", "transient", "search", "call_5_0", [], _transient(2))
+_BUDGET = _stop(
+    "stop", "retry_budget", "transient", "search", "call_5_0", [], _transient(2), ["call_5_0"]
+)
 _CAP = {"stop": True, "reason": "policy_block", "policy": "spend_cap", "cap": 500.0}
 _RECEIPT = {"stop": True, "reason": "completed", "attempt": 1, "order_id": "ORD-8756256A"}
 _BLOCK = _stop(
@@ -243,7 +247,7 @@ def as_json(trace: dict[str, Any]) -> dict[str, Any]:
 
 def matches_events(trace: dict[str, Any], decisions: Sequence[Mapping[str, Any]]) -> bool:
     """Whether the deciding runs' metadata says what the ``stop_decision`` events said."""
-    fields = ("action", "rule", "reason", "tool", "tool_call_id", "answer_from")
+    fields = ("action", "rule", "reason", "tool", "tool_call_id", "answer_from", "unsettled")
     said = [{f"stop_{f}": d[f] for f in fields} for d in decisions]
     shown = [{k: v for k, v in run.items() if k != "stop_artifact"} for run in trace["deciding"]]
     return said == shown

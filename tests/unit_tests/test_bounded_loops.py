@@ -23,6 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.errors import GraphRecursionError
 from stop_on_artifact import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
+from stop_on_artifact.decision import not_done_text
 from stop_on_artifact.testing import ScriptedChatModel, tool_call
 
 from agent.client.scenarios import GRAPHS
@@ -105,10 +106,23 @@ def assert_clean_end(observed: Observed, rule: str, message: str) -> None:
     assert observed.events, "every tool step streams its decision"
     assert observed.events[-1] == {"stop_decision": decision}
     assert all(e["stop_decision"]["action"] == "continue" for e in observed.events[:-1])
-    # The answer: whatever the turn settled, then the user-safe text.
+    # The answer: every part of the turn, settled or named as not done, then the user-safe
+    # text. Every call here is a new part (fresh arguments) or a retry of the one before.
     settled = [observed.tool_message(i) for i in decision["answer_from"]]
     assert all(m.artifact["reason"] in ("completed", "fatal", "policy_block") for m in settled)
-    assert observed.answer.content == ANSWER_SEPARATOR.join([*(m.text for m in settled), message])
+    unsettled = [observed.tool_message(i) for i in decision["unsettled"]]
+    assert not set(decision["answer_from"]) & set(decision["unsettled"])
+    issued = [c["id"] for m in observed.messages if isinstance(m, AIMessage) for c in m.tool_calls]
+    listed = sorted([*settled, *unsettled], key=lambda m: issued.index(m.tool_call_id))
+    parts = len(listed)
+    lines = [
+        m.text if m in settled else not_done_text(k + 1, parts, m, m.name or "")
+        for k, m in enumerate(listed)
+    ]
+    assert all(
+        line.startswith("**Not ") for m, line in zip(listed, lines, strict=True) if m in unsettled
+    )
+    assert observed.answer.content == ANSWER_SEPARATOR.join([*lines, message])
     assert not observed.answer.tool_calls
     assert decision["tool_call_id"] in {
         m.tool_call_id for m in observed.messages if isinstance(m, ToolMessage)
@@ -232,7 +246,8 @@ async def test_a_recursion_limit_below_the_cap_is_what_raises(
     fits = {"configurable": {"thread_id": "fits"}, "recursion_limit": limit}
     state = await graph.ainvoke(inputs, fits, context=context)
     assert state["stop_decision"]["rule"] == "model_call_limit"
-    assert state["messages"][-1].content == MODEL_CALL_LIMIT_MESSAGE
+    assert state["messages"][-1].content.endswith(MODEL_CALL_LIMIT_MESSAGE)
+    assert len(state["stop_decision"]["unsettled"]) == max_model_calls  # each call named
 
     short = {"configurable": {"thread_id": "short"}, "recursion_limit": limit - 1}
     with pytest.raises(GraphRecursionError):

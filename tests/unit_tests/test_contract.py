@@ -95,6 +95,7 @@ def test_invalid_artifacts_continue_and_warn_without_content(
         "tool": "search",
         "tool_call_id": "c0",
         "answer_from": [],
+        "unsettled": [],
     }
     assert "invalid artifact" in caplog.text
     assert secret not in caplog.text
@@ -126,9 +127,10 @@ def test_tool_error_continues_unless_fatal_artifact() -> None:
         ("any", ["transient", "fatal", "completed"], ("stop", "fatal", "c1")),
         ("all", ["completed", "fatal"], ("stop", "completed", "c0")),
         ("all", ["completed", "transient"], ("continue", "transient", "c1")),
-        # A policy block is never outvoted.
+        # A policy block is never outvoted; under all it waits for a sibling's retry.
         ("any", ["completed", "policy_block"], ("stop", "policy_block", "c1")),
-        ("all", ["transient", "policy_block"], ("stop", "policy_block", "c1")),
+        ("priority", ["transient", "policy_block"], ("stop", "policy_block", "c1")),
+        ("all", ["transient", "policy_block"], ("continue", "transient", "c0")),
         ("all", ["completed", "policy_block"], ("stop", "policy_block", "c1")),
     ],
 )
@@ -157,11 +159,11 @@ def test_call_order_not_finish_order() -> None:
 SEP = stopping.ANSWER_SEPARATOR
 
 
-@pytest.mark.parametrize("policy", ["priority", "any", "all"])
-def test_a_hard_stop_answers_with_every_settled_call_in_call_order(policy: str) -> None:
+@pytest.mark.parametrize("policy", ["priority", "any"])
+def test_a_hard_stop_answers_every_call_in_call_order(policy: str) -> None:
     messages = step(
         ("page a", stopping.completed()),
-        ("oops", stopping.transient()),
+        ("oops", stopping.transient(not_done="**Not looked up: q1**: timed out.")),
         ("bad", {"stop": "yes", "reason": "completed"}),
         ("boom", None, "error"),
         ("none", None),
@@ -171,7 +173,117 @@ def test_a_hard_stop_answers_with_every_settled_call_in_call_order(policy: str) 
     decision = decide(messages, ctx(parallel_policy=policy))
     assert (decision["action"], decision["rule"]) == ("stop", "policy_block")
     assert decision["answer_from"] == ["c0", "c5", "c6"]
-    assert stopping.final_text(decision, messages) == SEP.join(["page a", "blocked", "dead end"])
+    assert decision["unsettled"] == ["c1", "c2", "c3", "c4"]
+    assert stopping.final_text(decision, messages) == SEP.join(
+        [
+            "page a",
+            "**Not looked up: q1**: timed out.",  # the tool's own line
+            "**Not done: part 3 of 7 (`search`)**: its result could not be confirmed, so it "
+            "was not completed. Ask again to retry.",
+            "**Not done: part 4 of 7 (`search`)**: the tool stopped with an error, so it was "
+            "not completed. Ask again to retry.",
+            "**Not done: part 5 of 7 (`search`)**: its result could not be confirmed, so it "
+            "was not completed. Ask again to retry.",
+            "blocked",
+            "dead end",
+        ]
+    )
+    for text in ("oops", "bad", "boom", "none"):  # what the model read is never the answer
+        assert text not in stopping.final_text(decision, messages).split(SEP)
+
+
+def test_under_all_a_block_waits_for_the_retry_then_decides() -> None:
+    messages = step(("blocked", stopping.policy_block()), ("timeout", stopping.transient()))
+    assert decide(messages, ctx())["action"] == "continue"
+    retry = AIMessage(
+        "",
+        tool_calls=[{"name": "search", "args": {"query": "q1"}, "id": "r1", "type": "tool_call"}],
+    )
+    done = [
+        *messages,
+        retry,
+        ToolMessage("receipt", tool_call_id="r1", name="search", artifact=stopping.completed()),
+    ]
+    decision = decide(done, ctx())
+    assert (decision["action"], decision["rule"], decision["tool_call_id"]) == (
+        "stop",
+        "policy_block",
+        "c0",
+    )
+    assert (decision["answer_from"], decision["unsettled"]) == (["c0", "r1"], [])
+    assert stopping.final_text(decision, done) == f"blocked{SEP}receipt"
+    # The block stops in every mode once the turn is settled.
+    for mode in ("polish", "never"):
+        assert decide(done, ctx(stop_mode=mode))["rule"] == "policy_block"
+
+
+def test_a_retry_takes_the_place_of_the_call_it_retries() -> None:
+    messages = step(("timeout", stopping.transient()), ("dead end", stopping.fatal()))
+    retry = AIMessage(
+        "",
+        tool_calls=[{"name": "search", "args": {"query": "q0"}, "id": "r0", "type": "tool_call"}],
+    )
+    done = [
+        *messages,
+        retry,
+        ToolMessage("page", tool_call_id="r0", name="search", artifact=stopping.completed()),
+    ]
+    decision = decide(done, ctx())
+    assert decision["answer_from"] == ["r0", "c1"]  # the question's order, not the call order
+    assert stopping.final_text(decision, done) == f"page{SEP}dead end"
+
+
+def test_a_call_with_other_arguments_is_a_new_part() -> None:
+    messages = step(("timeout", stopping.transient()))
+    other = AIMessage(
+        "", tool_calls=[{"name": "search", "args": {"query": "x"}, "id": "n0", "type": "tool_call"}]
+    )
+    done = [
+        *messages,
+        other,
+        ToolMessage("page", tool_call_id="n0", name="search", artifact=stopping.completed()),
+    ]
+    decision = decide(done, ctx())
+    assert (decision["answer_from"], decision["unsettled"]) == (["n0"], ["c0"])
+    assert stopping.final_text(decision, done).endswith(f"{SEP}page")
+
+
+def test_a_call_without_a_result_is_named_as_not_done() -> None:
+    messages = step(("page", stopping.completed()))
+    issued = messages[1]
+    assert isinstance(issued, AIMessage)
+    calls = issued.tool_calls + [
+        {"name": "search", "args": {"query": "q9"}, "id": "c9", "type": "tool_call"}
+    ]
+    messages[1] = AIMessage("", tool_calls=calls)
+    decision = decide(messages, ctx())
+    assert (decision["answer_from"], decision["unsettled"]) == (["c0"], ["c9"])
+    assert stopping.final_text(decision, messages).endswith(
+        "it returned no result, so it was not completed. Ask again to retry."
+    )
+
+
+def test_a_generic_not_done_line_names_the_tool_never_its_arguments() -> None:
+    secret = "sk-live-SECRET1234"
+    messages = step(("timeout", stopping.transient()))
+    messages[1] = AIMessage(
+        "",
+        tool_calls=[
+            {"name": "pay`**[x](y)", "args": {"card": secret}, "id": "c0", "type": "tool_call"}
+        ],
+    )
+    decision = decide(messages, ctx(max_retries=0))
+    text = stopping.final_text(decision, messages)
+    assert secret not in text
+    assert text.startswith("**Not done: this request (`payxy`)**")
+
+
+def test_not_done_is_a_string_of_bounded_length() -> None:
+    assert stopping.transient(not_done="x" * 500)["not_done"] == "x" * 500
+    with pytest.raises(InvalidArtifactError, match="not_done"):
+        stopping.transient(not_done="x" * 501)
+    with pytest.raises(InvalidArtifactError, match="not_done"):
+        parse_artifact({"stop": False, "reason": "transient", "not_done": 3})
 
 
 def test_earlier_steps_of_the_turn_count_and_a_retry_budget_closes_the_answer() -> None:
@@ -207,7 +319,15 @@ def test_earlier_steps_of_the_turn_count_and_a_retry_budget_closes_the_answer() 
     ]
     decision = decide(spent, ctx(max_retries=1))
     assert (decision["rule"], decision["answer_from"]) == ("retry_budget", ["a1"])
-    assert stopping.final_text(decision, spent) == f"page a{SEP}{stopping.RETRY_BUDGET_MESSAGE}"
+    assert decision["unsettled"] == ["b2"]
+    assert stopping.final_text(decision, spent) == SEP.join(
+        [
+            "page a",
+            "**Not done: part 2 of 2 (`search`)**: it failed for a reason that may pass (a "
+            "timeout or a busy service), so it was not completed. Ask again to retry.",
+            stopping.RETRY_BUDGET_MESSAGE,
+        ]
+    )
 
 
 def test_polish_and_never_leave_the_answer_to_the_model() -> None:
@@ -244,9 +364,13 @@ def test_retry_budget_reads_state_not_artifact(mode: str) -> None:
     decision = decide(step(("t", stopping.transient()), history=2), context)
     assert (decision["action"], decision["rule"]) == ("stop", "retry_budget")
     assert decision["answer_from"] == []
-    assert stopping.final_text(decision, step(("t", stopping.transient()), history=2)) == (
-        stopping.RETRY_BUDGET_MESSAGE
-    )
+    assert decision["unsettled"] == ["h1", "c0"]  # h1 retried h0: one part each
+    answer = stopping.final_text(decision, step(("t", stopping.transient()), history=2))
+    assert answer.split(SEP)[-1] == stopping.RETRY_BUDGET_MESSAGE
+    assert [part.split("**")[1] for part in answer.split(SEP)[:-1]] == [
+        "Not done: part 1 of 2 (`search`)",
+        "Not done: part 2 of 2 (`search`)",
+    ]
     assert (
         decide(step(("t", stopping.transient()), history=2), ctx(max_retries=3))["action"]
         == "continue"
@@ -276,7 +400,8 @@ def test_model_call_limit_bounds_the_loop() -> None:
     messages = step(("t", stopping.transient()), history=3)  # 4 model calls so far
     decision = decide(messages, ctx(max_retries=50, max_model_calls=4))
     assert (decision["action"], decision["rule"]) == ("stop", "model_call_limit")
-    assert stopping.final_text(decision, messages) == stopping.MODEL_CALL_LIMIT_MESSAGE
+    assert stopping.final_text(decision, messages).endswith(stopping.MODEL_CALL_LIMIT_MESSAGE)
+    assert decision["unsettled"] == ["h2", "c0"]
     assert decide(messages, ctx(max_retries=50, max_model_calls=5))["action"] == "continue"
     # A stop artifact still wins: the cap only replaces a continue.
     assert (

@@ -9,7 +9,6 @@ from stop_on_artifact import (
     MODEL_CALL_LIMIT_MESSAGE,
     RETRY_BUDGET_MESSAGE,
 )
-from stop_on_artifact.decision import latest_tool_step
 
 from agent.client.scenarios import SCENARIOS, Scenario
 from agent.policy import SPEND_CAP_MESSAGE
@@ -26,7 +25,8 @@ async def test_scenario(graph_name: str, scenario: Scenario) -> None:
     assert decision is not None
     assert decision["action"] == scenario.action
     assert decision["rule"] == scenario.rule
-    step = latest_tool_step(observed.messages)
+    steps = tool_steps(observed.messages)
+    step = steps[scenario.chosen_step]
     assert decision["tool_call_id"] == step[scenario.chosen].tool_call_id
     assert decision["tool"] == step[scenario.chosen].name
     # One custom event per tool step, the last one equal to the checkpointed decision.
@@ -35,14 +35,18 @@ async def test_scenario(graph_name: str, scenario: Scenario) -> None:
 
     answer = observed.answer
     assert not answer.tool_calls
-    steps = tool_steps(observed.messages)
     parts = [steps[i][j] for i, j in scenario.answer_parts]
     assert decision["answer_from"] == [m.tool_call_id for m in parts]
+    assert decision["unsettled"] == [steps[i][j].tool_call_id for i, j in scenario.unsettled]
     if scenario.ending == "finalize":
         expected = []
-        for part in parts:
+        for i, j in scenario.parts:
+            part = steps[i][j]
             assert isinstance(part.content, str)
-            expected.append(part.content)
+            if (i, j) in scenario.unsettled:
+                expected.append(part.artifact["not_done"])  # the tool's own line
+            else:
+                expected.append(part.content)
         if scenario.closing == "retry_budget":
             expected.append(RETRY_BUDGET_MESSAGE)
         elif scenario.closing == "model_call_limit":

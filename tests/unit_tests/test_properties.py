@@ -19,15 +19,16 @@ import logging
 import math
 import random
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 import stop_on_artifact as stopping
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain.tools import ToolRuntime
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.tools import BaseTool, tool
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, tool
+from langgraph.prebuilt import InjectedState
 from stop_on_artifact import (
     RULES,
     InvalidArtifactError,
@@ -35,10 +36,11 @@ from stop_on_artifact import (
     parse_artifact,
 )
 from stop_on_artifact.artifact import MAX_EXTRA_FIELD_CHARS
-from stop_on_artifact.decision import invocation_index, is_hard_stop
+from stop_on_artifact.decision import invocation_index, is_hard_stop, message_text
 
 from agent.client.scenarios import GRAPHS
 from agent.context import Context
+from agent.tools.checkout import checkout
 from tests.support.graph_runs import build, run
 
 STOP_RULES = frozenset({"completed", "fatal", "policy_block", "retry_budget", "model_call_limit"})
@@ -252,6 +254,15 @@ def is_block(message: ToolMessage) -> bool:
     return says_stop(message) and message.artifact["reason"] == "policy_block"
 
 
+def turn_results(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
+    """This turn's ToolMessages, first copy per id."""
+    first: dict[str, ToolMessage] = {}
+    for m in this_turn(messages):
+        if isinstance(m, ToolMessage):
+            first.setdefault(m.tool_call_id, m)
+    return list(first.values())
+
+
 def model_calls(messages: Sequence[BaseMessage]) -> int:
     return sum(isinstance(m, AIMessage) for m in this_turn(messages))
 
@@ -290,7 +301,9 @@ def test_decide_never_raises_and_returns_a_well_formed_decision(
     before = repr(messages)
     decision = decide(messages, context)
 
-    assert set(decision) == {"action", "rule", "reason", "tool", "tool_call_id", "answer_from"}
+    assert set(decision) == {
+        "action", "rule", "reason", "tool", "tool_call_id", "answer_from", "unsettled"
+    }  # fmt: skip
     assert decision["action"] in ("stop", "continue")
     assert decision["rule"] in RULES
     assert (decision["action"] == "stop") == (decision["rule"] in STOP_RULES)
@@ -306,48 +319,102 @@ def test_decide_never_raises_and_returns_a_well_formed_decision(
             "tool": None,
             "tool_call_id": None,
             "answer_from": [],
+            "unsettled": [],
         }
     else:
         chosen = [m for m in step if m.tool_call_id == decision["tool_call_id"]]
-        assert chosen, "the decision names a message of the latest tool step"
+        if not chosen:  # under all, a refusal of an earlier step decides a settled turn
+            assert (context.parallel_policy, decision["rule"]) == ("all", "policy_block")
+            turn = [m for m in this_turn(messages) if isinstance(m, ToolMessage)]
+            chosen = [m for m in turn if m.tool_call_id == decision["tool_call_id"]]
+        assert chosen, "the decision names a message of this turn"
         assert decision["tool"] == chosen[0].name
 
 
-@PROPERTY_SETTINGS
-@given(messages=conversations(), context=contexts)
-def test_a_hard_stop_answers_with_every_settled_call_and_nothing_else(
-    messages: list[BaseMessage], context: Context
-) -> None:
-    decision = decide(messages, context)
-    if not is_hard_stop(decision, context):
-        assert decision["answer_from"] == []
-        return
-    # The oracle: first copy per id this turn, in the order the calls were issued (ids
-    # no AIMessage issued last), kept if its artifact is a valid stop, once per content.
+def oracle_parts(messages: Sequence[BaseMessage]) -> list[tuple[str, ToolMessage | None]]:
+    """The turn's parts as the README states them: ``(latest call id, its first result)``.
+
+    Calls in the order the model issued them; a call retries the earliest earlier part
+    that is unsettled, was asked by an earlier model call, and has the same tool name and
+    arguments. Results for ids no model call issued are parts of their own, last.
+    """
     turn = this_turn(messages)
     first: dict[str, ToolMessage] = {}
     for m in turn:
         if isinstance(m, ToolMessage):
             first.setdefault(m.tool_call_id, m)
-    issued = [c["id"] for m in turn if isinstance(m, AIMessage) for c in m.tool_calls]
-    ordered = [first[i] for i in dict.fromkeys(issued) if i in first]
-    ordered += [m for i, m in first.items() if i not in issued]
-    expected: list[ToolMessage] = []
-    for m in ordered:
-        if says_stop(m) and m.text not in {e.text for e in expected}:
-            expected.append(m)
-    assert decision["answer_from"] == [m.tool_call_id for m in expected]
+    parts: list[dict[str, Any]] = []
+    issued: set[str] = set()
+    steps = [m for m in turn if isinstance(m, AIMessage) and m.tool_calls]
+    for number, message in enumerate(steps):
+        for call in message.tool_calls:
+            call_id = call["id"] or ""
+            if call_id in issued:
+                continue
+            issued.add(call_id)
+            result = first.get(call_id)
+            for part in parts:
+                done = part["result"] is not None and says_stop(part["result"])
+                same = (part["name"], part["args"]) == (call["name"], call["args"])
+                if part["step"] < number and not done and same:
+                    part.update(id=call_id, result=result, step=number)
+                    break
+            else:
+                parts.append({"id": call_id, "result": result, "step": number, **call})
+    parts += [{"id": i, "result": m} for i, m in first.items() if i not in issued]
+    return [(part["id"], part["result"]) for part in parts]
+
+
+@PROPERTY_SETTINGS
+@given(messages=conversations(), context=contexts)
+def test_a_hard_stop_answers_every_part_of_the_turn_in_the_questions_order(
+    messages: list[BaseMessage], context: Context
+) -> None:
+    decision = decide(messages, context)
+    if not is_hard_stop(decision, context):
+        assert decision["answer_from"] == decision["unsettled"] == []
+        return
+    parts = oracle_parts(messages)
+    settled = [i for i, m in parts if m is not None and says_stop(m)]
+    assert decision["answer_from"] == settled
+    assert decision["unsettled"] == [i for i, _ in parts if i not in settled]
+
+    # Every call the model issued this turn is answered or named as not done, itself or
+    # through the later call that retried it (same tool, same arguments).
+    listed = set(decision["answer_from"]) | set(decision["unsettled"])
+    turn = this_turn(messages)
+    calls = [(n, c) for n, m in enumerate(turn) if isinstance(m, AIMessage) for c in m.tool_calls]
+    for n, call in calls:
+        retried = any(
+            later[0] > n and (later[1]["name"], later[1]["args"]) == (call["name"], call["args"])
+            for later in calls
+            if later[1]["id"] in listed
+        )
+        assert call["id"] in listed or retried
 
     answer = stopping.final_text(decision, messages)
+    expected: list[str] = []
+    for number, (call_id, result) in enumerate(parts, start=1):
+        if call_id in settled:
+            assert result is not None
+            text = message_text(result)
+        else:
+            written = (valid_or_none(result.artifact) or {}).get("not_done") if result else None
+            text = written or answer.split(stopping.ANSWER_SEPARATOR)[len(expected)]
+            if not written:  # the generic line: the part's place, never its arguments
+                where = f"part {number} of {len(parts)}" if len(parts) > 1 else "this request"
+                assert text.startswith(f"**Not done: {where} (`")
+        if text not in expected:
+            expected.append(text)
     closing = {
         "retry_budget": [stopping.RETRY_BUDGET_MESSAGE],
         "model_call_limit": [stopping.MODEL_CALL_LIMIT_MESSAGE],
     }.get(decision["rule"], [])
-    assert answer == stopping.ANSWER_SEPARATOR.join([*(m.text for m in expected), *closing])
-    # Never a transient, invalid, errored or artifact-less result's content.
-    for m in first.values():
-        if not says_stop(m):
-            assert m.tool_call_id not in decision["answer_from"]
+    assert answer == stopping.ANSWER_SEPARATOR.join([*expected, *closing])
+    # What the model read of an unsettled call is never the answer.
+    for call_id, result in parts:
+        if call_id not in settled and result is not None and result.text not in expected:
+            assert result.text not in answer.split(stopping.ANSWER_SEPARATOR)
 
 
 @PROPERTY_SETTINGS
@@ -371,11 +438,15 @@ def test_decide_stops_only_for_a_valid_stop_artifact_a_budget_or_a_policy_block(
         if context.parallel_policy in ("priority", "any") and stops:
             assert context.stop_mode == "never"
             assert decision["rule"] == "stop_mode_never"
-        assert not any(is_block(m) for m in step), (
-            "a policy block stops under every parallel_policy and stop_mode"
-        )
-        if context.parallel_policy == "all" and step and len(stops) == len(step):
-            assert context.stop_mode == "never"
+        if context.parallel_policy == "all":
+            # A refusal waits only for a sibling that can still be retried.
+            settled_step = len(stops) == len(step)
+            assert not settled_step or context.stop_mode == "never"
+            assert not settled_step or not any(is_block(m) for m in turn_results(messages))
+        else:
+            assert not any(is_block(m) for m in step), (
+                "a policy block stops at once under priority and any, in every stop_mode"
+            )
         return
 
     rule = decision["rule"]
@@ -386,18 +457,22 @@ def test_decide_stops_only_for_a_valid_stop_artifact_a_budget_or_a_policy_block(
         assert at_call_cap
         assert not over_retries, "the retry budget is checked first"
     else:
-        chosen = next(m for m in step if m.tool_call_id == decision["tool_call_id"])
+        results = step if rule != "policy_block" else turn_results(messages)
+        chosen = next(m for m in results if m.tool_call_id == decision["tool_call_id"])
         artifact = valid_or_none(chosen.artifact)
         assert artifact is not None, "an artifact stop needs a valid artifact"
         assert artifact["stop"] is True
         assert artifact["reason"] == rule == decision["reason"]
         assert says_stop(chosen)
         assert context.stop_mode != "never" or rule == "policy_block"
+        if context.parallel_policy == "all":
+            assert all(says_stop(m) for m in step)
+            if any(is_block(m) for m in turn_results(messages)):
+                assert rule == "policy_block"
+            return
         if any(is_block(m) for m in step):
             assert rule == "policy_block"
             return
-        if context.parallel_policy == "all":
-            assert all(says_stop(m) for m in step)
         if context.parallel_policy == "priority":
             order = {"policy_block": 0, "fatal": 1, "completed": 2}
             best = min(order[m.artifact["reason"]] for m in step if says_stop(m))
@@ -437,17 +512,16 @@ def test_several_valid_calls_are_chosen_as_the_parallel_policy_says(
     stops = [m for m in step if says_stop(m)]
     rank = {"policy_block": 0, "fatal": 1, "completed": 2}
     blocks = [m for m in stops if is_block(m)]
-    if blocks:
+    goes = [m for m in step if not says_stop(m)]
+    if context.parallel_policy == "all":  # a refusal waits for a sibling that can be retried
+        expected = goes[0] if goes else (blocks or step)[0]
+    elif blocks:
         expected = blocks[0]
     elif context.parallel_policy == "priority":
         expected = min(stops, key=lambda m: rank[m.artifact["reason"]]) if stops else step[0]
-    elif context.parallel_policy == "any":
-        expected = stops[0] if stops else step[0]
     else:
-        expected = step[0] if len(stops) == len(step) else next(m for m in step if not says_stop(m))
-    expected_stop = says_stop(expected) and (
-        context.parallel_policy != "all" or len(stops) == len(step) or bool(blocks)
-    )
+        expected = stops[0] if stops else step[0]
+    expected_stop = says_stop(expected)
     if expected_stop and (
         context.stop_mode != "never" or expected.artifact["reason"] == "policy_block"
     ):
@@ -606,3 +680,91 @@ def test_both_graphs_reach_the_same_decision_on_a_generated_script(
     ]
     if legacy.decision is not None:
         assert legacy.events[-1] == {"stop_decision": legacy.decision}
+
+
+def spy_checkout(ran: list[tuple[str, float]]) -> BaseTool:
+    """The real ``checkout``, recording every call that reaches it."""
+
+    @tool("checkout", response_format="content_and_artifact", parse_docstring=True)
+    def spy(
+        item: str,
+        amount: float,
+        messages: Annotated[list[AnyMessage], InjectedState("messages")],
+        tool_call_id: Annotated[str, InjectedToolCallId],
+    ) -> tuple[str, dict[str, Any]]:
+        """Buy an item.
+
+        Args:
+            item: What to buy.
+            amount: The price to charge, in dollars.
+            messages: Injected by the tool node.
+            tool_call_id: Injected by the tool node.
+        """
+        ran.append((item, amount))
+        assert isinstance(checkout, StructuredTool) and checkout.func is not None
+        content, artifact = checkout.func(item, amount, messages, tool_call_id)
+        return str(content), dict(artifact)
+
+    return spy
+
+
+@GRAPH_SETTINGS
+@given(
+    amounts=st.lists(st.integers(1, 2000), min_size=1, max_size=3),
+    cap=st.sampled_from([0, 100, 500, 1500]),
+    forced=st.lists(st.sampled_from(["success", "transient", "fatal"]), min_size=1, max_size=5),
+    policy=st.sampled_from(["priority", "any", "all"]),
+    mode=st.sampled_from(["hard", "polish", "never"]),
+    max_retries=st.sampled_from([0, 1, 2]),
+)
+def test_no_refused_purchase_reaches_the_tool_and_no_part_vanishes(
+    amounts: list[int], cap: int, forced: list[str], policy: str, mode: str, max_retries: int
+) -> None:
+    query = "; ".join(f"buy item {i} for {amount}" for i, amount in enumerate(amounts))
+    context = {
+        "model": "offline",
+        "spend_cap": cap,
+        "force_outcome": forced,
+        "parallel_policy": policy,
+        "stop_mode": mode,
+        "max_retries": max_retries,
+    }
+
+    async def both() -> list[tuple[Any, list[tuple[str, float]]]]:
+        out = []
+        for name in GRAPHS:
+            ran: list[tuple[str, float]] = []
+            out.append((await run(build(name, [spy_checkout(ran)]), query, context), ran))
+        return out
+
+    (legacy, legacy_ran), (middleware, middleware_ran) = asyncio.run(both())
+    assert legacy_ran == middleware_ran
+    assert legacy.decision == middleware.decision
+    assert legacy.answer.content == middleware.answer.content
+    assert all(amount <= cap for _, amount in legacy_ran), "a refused call never runs"
+    decision = legacy.decision
+    assert decision is not None
+    if not is_hard_stop(decision, Context.model_validate(context)):
+        return  # the model answers (polish, never): it read every part
+    listed = set(decision["answer_from"]) | set(decision["unsettled"])
+    answer = legacy.answer.content
+    assert isinstance(answer, str)
+    sections = answer.split(stopping.ANSWER_SEPARATOR)
+    for i, amount in enumerate(amounts):
+        item = f"item {i}"
+        calls = [
+            c
+            for m in legacy.messages
+            if isinstance(m, AIMessage)
+            for c in m.tool_calls
+            if c["args"].get("item") == item
+        ]
+        assert calls and calls[-1]["id"] in listed, "every part is answered or named"
+        assert any(item in section for section in sections), "and a person reads its name"
+        if amount > cap:
+            assert any(section.startswith(f"**Not purchased: {item}") for section in sections)
+    # The parts come in the question's order.
+    firsts = [
+        next(k for k, s in enumerate(sections) if f"item {i}" in s) for i in range(len(amounts))
+    ]
+    assert firsts == sorted(firsts)

@@ -156,6 +156,13 @@ def test_redact_survives_cycles_and_depth() -> None:
     assert redacted["kept"] == [{"type": "tool", "content": ""}]  # its siblings are walked
 
 
+def test_redact_reads_a_dict_that_only_looks_like_a_message() -> None:
+    # A tool schema or an argument may hold {"type": {...}, "content": ...}: not a message.
+    redacted = redact({"schema": {"type": {"kind": "x"}, "content": USER, "name": "n"}})
+    assert USER not in dumps(redacted)
+    assert redacted["schema"]["content"] == REDACTED
+
+
 def test_sanitize_artifacts_keeps_content_but_not_artifact_secrets() -> None:
     messages = conversation()
     before = copy.deepcopy(messages)

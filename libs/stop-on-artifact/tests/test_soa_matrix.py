@@ -11,6 +11,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from soa_graphs import build, user
 from stop_on_artifact import (
+    ANSWER_SEPARATOR,
     MODEL_CALL_LIMIT_MESSAGE,
     RETRY_BUDGET_MESSAGE,
     StopSettings,
@@ -76,11 +77,13 @@ def test_the_retry_budget_and_the_model_call_cap_stop_with_their_text(kind: str)
     spent = agent(kind, "transient", max_retries=1).invoke(user("store"))
     assert_stopped(spent, "retry_budget")
     assert_answer_is_settled_content(spent)
-    assert spent["messages"][-1].content == RETRY_BUDGET_MESSAGE
+    assert spent["messages"][-1].content.endswith(ANSWER_SEPARATOR + RETRY_BUDGET_MESSAGE)
+    assert spent["messages"][-1].content.startswith("**Not done: this request (`search`)**")
+    assert stop_decision(spent)["unsettled"] == [spent["messages"][-2].tool_call_id]
     assert_model_calls(spent, 2)
     capped = agent(kind, "transient", max_retries=10, max_model_calls=3).invoke(user("store"))
     assert_stopped(capped, "model_call_limit")
-    assert capped["messages"][-1].content == MODEL_CALL_LIMIT_MESSAGE
+    assert capped["messages"][-1].content.endswith(ANSWER_SEPARATOR + MODEL_CALL_LIMIT_MESSAGE)
     assert_model_calls(capped, 3)
 
 
@@ -89,7 +92,12 @@ def test_parallel_calls_all_settle_before_a_hard_stop(kind: str) -> None:
     tools = [forced_tool("search", ["success", "transient", "success"])]
     result = build(kind, model, tools).invoke(user("store"))
     decision = assert_stopped(result, "completed")
-    assert len(decision["answer_from"]) == 1  # the two settled pages read the same: said once
+    first, retried = [m for m in result["messages"] if m.type == "ai" and m.tool_calls]
+    # The first part's page, then the retried second part in its own place.
+    assert decision["answer_from"] == [first.tool_calls[0]["id"], retried.tool_calls[0]["id"]]
+    assert decision["unsettled"] == []
+    page, _ = forced_result("success", "store")
+    assert result["messages"][-1].content == page  # the same page twice is said once
     assert_model_calls(result, 2)
     assert_answer_is_settled_content(result)
 

@@ -24,7 +24,13 @@ STOPPING_REASONS: frozenset[str] = frozenset({"completed", "fatal", "policy_bloc
 
 _SCALAR = (str, int, float, bool, type(None))
 MAX_EXTRA_FIELD_CHARS = 200
-"""Longest string an optional artifact field may hold."""
+"""Longest string an optional artifact field may hold (but :data:`NOT_DONE_FIELD`)."""
+
+NOT_DONE_FIELD = "not_done"
+"""The optional field a tool writes its user-safe "not done" line in (see :func:`transient`)."""
+
+MAX_NOT_DONE_CHARS = 500
+"""Longest ``not_done`` line."""
 
 
 class InvalidArtifactError(ValueError):
@@ -44,6 +50,11 @@ def _artifact(stop: bool, reason: Reason, fields: Mapping[str, Any]) -> dict[str
         if not isinstance(value, _SCALAR):
             msg = f"artifact field {key!r} must be a scalar, got {type(value).__name__}"
             raise InvalidArtifactError(msg)
+        if key == NOT_DONE_FIELD and (
+            not isinstance(value, str) or len(value) > MAX_NOT_DONE_CHARS
+        ):
+            msg = f"artifact field {key!r} must be a string of at most {MAX_NOT_DONE_CHARS} chars"
+            raise InvalidArtifactError(msg)
         artifact[key] = value
     return artifact
 
@@ -60,15 +71,33 @@ def completed(**fields: str | int | float | bool | None) -> dict[str, Any]:
     return _artifact(True, "completed", fields)
 
 
-def transient(**fields: str | int | float | bool | None) -> dict[str, Any]:
+def transient(
+    *, not_done: str | None = None, **fields: str | int | float | bool | None
+) -> dict[str, Any]:
     """Build the artifact of a retryable failure (timeout, 503): go back to the model.
 
+    The content is written for the model ("timed out, can be retried"). If the turn
+    ends with this call still unsettled (another part stopped it under ``any`` or
+    ``priority``, or a bound was reached), a hard stop's answer names the part as not
+    done with ``not_done``: a short user-safe Markdown line in the voice of the other
+    parts, for example ``"**Not purchased: a mouse ($20.00)**: the payment service
+    timed out; nothing was charged. Ask again to retry."``. Without it, the answer
+    uses a generic line naming the tool (see :func:`stop_on_artifact.decision.not_done_text`).
+
     Args:
+        not_done: The line a person reads if this call is left undone (at most
+            :data:`MAX_NOT_DONE_CHARS` characters).
         **fields: Optional small scalar fields.
 
     Returns:
-        ``{"stop": False, "reason": "transient", **fields}``.
+        ``{"stop": False, "reason": "transient", **fields}``, plus ``not_done`` if given.
+
+    Raises:
+        InvalidArtifactError: If ``not_done`` is not a string of at most
+            :data:`MAX_NOT_DONE_CHARS` characters.
     """
+    if not_done is not None:
+        fields = {**fields, NOT_DONE_FIELD: not_done}
     return _artifact(False, "transient", fields)
 
 
@@ -112,8 +141,9 @@ def parse_artifact(artifact: object) -> dict[str, Any]:
     Raises:
         InvalidArtifactError: If it is not a dict, lacks ``stop`` or ``reason``, has a
             ``stop`` that is not a real bool (the string ``"false"`` is truthy), a reason
-            outside the vocabulary, a ``stop`` that contradicts the reason, or a field
-            that is not a small scalar. The message names types, never values.
+            outside the vocabulary, a ``stop`` that contradicts the reason, a field
+            that is not a small scalar, or a ``not_done`` that is not a string. The
+            message names types, never values.
     """
     if not isinstance(artifact, dict):
         msg = f"artifact must be a dict, got {type(artifact).__name__}"
@@ -136,9 +166,11 @@ def parse_artifact(artifact: object) -> dict[str, Any]:
         if not isinstance(key, str):
             msg = f"artifact keys must be strings, got {type(key).__name__}"
             raise InvalidArtifactError(msg)
-        if not isinstance(value, _SCALAR) or (
-            isinstance(value, str) and len(value) > MAX_EXTRA_FIELD_CHARS
-        ):
+        limit = MAX_NOT_DONE_CHARS if key == NOT_DONE_FIELD else MAX_EXTRA_FIELD_CHARS
+        if not isinstance(value, _SCALAR) or (isinstance(value, str) and len(value) > limit):
             msg = f"artifact field {key!r} must be a small scalar"
+            raise InvalidArtifactError(msg)
+        if key == NOT_DONE_FIELD and not isinstance(value, str):
+            msg = f"artifact field {key!r} must be a string"
             raise InvalidArtifactError(msg)
     return artifact

@@ -1,10 +1,17 @@
 """The one function that decides, after a tool step, whether the run stops.
 
-:func:`decide` reads the tool step's artifacts (see :mod:`agent.stopping.artifact`) and
-returns a :class:`StopDecision`; :func:`final_text` composes a hard stop's answer. Both of
-this project's graphs, and any other agent, import them from here and never re-implement
-a rule. Nothing here needs more than ``langchain-core``: it runs on langchain-core 0.3 and
-1.x alike.
+:func:`decide` reads the tool step's artifacts (see :mod:`stop_on_artifact.artifact`) and
+returns a :class:`StopDecision`; :func:`final_text` composes a hard stop's answer. The
+router, the middleware and any other agent import them (from :mod:`stop_on_artifact`) and
+never re-implement a rule. Nothing here needs more than ``langchain-core``: it runs on
+langchain-core 0.3 and 1.x alike.
+
+Public here: :func:`decide`, :class:`StopDecision`, :data:`Rule` / :data:`RULES`,
+:func:`final_text`, :func:`not_done_text`, :func:`is_hard_stop` and the answer texts. The
+message-scanning helpers (:func:`message_text`, :func:`turn_start`, :func:`latest_tool_step`,
+:func:`invocation_index`, :func:`model_call_count`, :func:`transient_count`,
+:func:`settled_calls`) are internal: the library and its harness use them, and they may
+change in any release.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from typing_extensions import TypedDict
 
 from stop_on_artifact.artifact import (
+    NOT_DONE_FIELD,
     InvalidArtifactError,
     Reason,
     parse_artifact,
@@ -82,8 +90,14 @@ class StopDecision(TypedDict):
     tool_call_id: str | None
     """The ``tool_call_id`` of the message that decided."""
     answer_from: list[str]
-    """On a hard stop, the ``tool_call_id``s whose content makes up the answer, in the
-    order the model issued the calls this turn; empty otherwise (the model answers)."""
+    """On a hard stop, the ``tool_call_id``s of the settled calls whose content is in the
+    answer, in the order the question asked for them (see :func:`decide`); empty
+    otherwise (the model answers)."""
+    unsettled: list[str]
+    """On a hard stop, the ``tool_call_id``s of the calls answered as not done (transient,
+    errored, invalid, artifact-less or missing results), in the question's order; empty
+    otherwise. Every call of the turn is in ``answer_from`` or here, or was retried by a
+    call that is."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -261,17 +275,18 @@ def _decision(
         "tool": message.name if message else None,
         "tool_call_id": message.tool_call_id if message else None,
         "answer_from": [],
+        "unsettled": [],
     }
 
 
 def settled_calls(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
-    """Return this turn's ToolMessages whose valid artifact has a stopping reason.
+    """Return the results of this turn's settled parts, in the question's order.
 
-    A call is settled when its result is ``completed``, ``fatal`` or ``policy_block``:
-    nothing more will be asked of it. Calls are taken since the last user message, in
-    the order the model issued them (step by step, then by position in each step);
-    a repeated ``tool_call_id`` counts once, its first copy deciding. Transient, invalid,
-    errored and artifact-less results are never settled.
+    A part is settled when its latest result is ``completed``, ``fatal`` or
+    ``policy_block``: nothing more will be asked of it. Parts are the turn's tool calls
+    in the order the model first asked for them, a retry taking the place of the call
+    it retries (see :func:`decide`). Transient, invalid, errored and artifact-less
+    results are never settled.
 
     Args:
         messages: The thread's messages.
@@ -279,30 +294,114 @@ def settled_calls(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
     Returns:
         The settled ToolMessages, possibly empty.
     """
-    turn = messages[turn_start(messages) :]
-    results: dict[str, ToolMessage] = {}
-    for message in turn:
-        if isinstance(message, ToolMessage) and message.tool_call_id not in results:
-            results[message.tool_call_id] = message
-    issued = [call["id"] for message in turn for call in _tool_calls(message)]
-    ordered = [results.pop(call_id) for call_id in issued if call_id in results]
-    ordered.extend(results.values())  # results for ids no AIMessage issued go last
-    return [message for message in ordered if _verdict(message, quiet=True)["stop"]]
+    return [
+        part["message"]
+        for part in _parts(messages[turn_start(messages) :])
+        if _settled(part) and part["message"] is not None
+    ]
 
 
-def _choose(verdicts: list[_Verdict], policy: str) -> _Verdict:
+def _choose(verdicts: list[_Verdict], policy: str, blocked: _Verdict | None) -> _Verdict:
+    """Pick the verdict that decides a step; ``blocked`` is the turn's first refused part."""
     stops = [v for v in verdicts if v["stop"]]
     goes = [v for v in verdicts if not v["stop"]]
+    if policy == "all":
+        # A refusal stands, but it waits for a sibling that can still be retried: the turn
+        # stops once every part is settled (or a bound is reached), the refusal deciding.
+        if goes:
+            return goes[0]
+        return blocked or stops[0]
     blocks = [v for v in stops if v["rule"] == "policy_block"]
     if blocks:
-        return blocks[0]  # a policy denial is never outvoted, whatever the parallel policy
-    if policy == "all":
-        return goes[0] if goes else stops[0]
+        return blocks[0]  # priority and any: a policy denial stops at once
     if not stops:
         return goes[0]
     if policy == "any":
         return stops[0]
     return min(stops, key=lambda v: _PRIORITY[v["rule"]])  # min() keeps call order on ties
+
+
+# ---------------------------------------------------------------------------------------
+# The parts of a turn: what the question asked for, each answered once.
+
+
+class _Part(TypedDict):
+    call_id: str
+    """The latest call of this part: a retry takes the place of the call it retries."""
+    name: str
+    args: object
+    step: int
+    """Index of the AIMessage that issued ``call_id`` (-1 for a result no call issued)."""
+    message: ToolMessage | None
+    """The first result of ``call_id``; None when the call has no result."""
+    verdict: _Verdict | None
+
+
+def _parts(turn: Sequence[BaseMessage]) -> list[_Part]:
+    """Group this turn's tool calls into parts, in the order the model first asked.
+
+    A call retries an earlier part when the part is still unsettled, was issued by an
+    earlier model call, and has the same tool name and arguments: it takes that part's
+    place. Any other call starts a new part. Results for ids no AIMessage issued are
+    parts of their own, last. A repeated ``tool_call_id`` counts once, its first result
+    deciding.
+    """
+    results: dict[str, ToolMessage] = {}
+    for message in turn:
+        if isinstance(message, ToolMessage) and message.tool_call_id not in results:
+            results[message.tool_call_id] = message
+    parts: list[_Part] = []
+    seen: set[str] = set()
+    steps = (message for message in turn if _tool_calls(message))
+    for step, message in enumerate(steps):
+        for call in _tool_calls(message):
+            call_id = str(call.get("id") or "")
+            if call_id in seen:
+                continue
+            seen.add(call_id)
+            result = results.get(call_id)
+            verdict = _verdict(result, quiet=True) if result is not None else None
+            name, args = str(call.get("name", "")), call.get("args")
+            retried = next(
+                (
+                    part
+                    for part in parts
+                    if part["step"] < step
+                    and not (part["verdict"] and part["verdict"]["stop"])
+                    and part["name"] == name
+                    and part["args"] == args
+                ),
+                None,
+            )
+            fields: _Part = {
+                "call_id": call_id,
+                "name": name,
+                "args": args,
+                "step": step,
+                "message": result,
+                "verdict": verdict,
+            }
+            if retried is not None:
+                retried.update(fields)
+            else:
+                parts.append(fields)
+    for call_id, result in results.items():
+        if call_id not in seen:
+            parts.append(
+                {
+                    "call_id": call_id,
+                    "name": result.name or "",
+                    "args": None,
+                    "step": -1,
+                    "message": result,
+                    "verdict": _verdict(result, quiet=True),
+                }
+            )
+    return parts
+
+
+def _settled(part: _Part) -> bool:
+    return part["verdict"] is not None and part["verdict"]["stop"]
 
 
 def decide(messages: Sequence[BaseMessage], context: SettingsLike) -> StopDecision:
@@ -313,44 +412,56 @@ def decide(messages: Sequence[BaseMessage], context: SettingsLike) -> StopDecisi
     1. Judge each ToolMessage of the step: a valid artifact gives its reason; an error
        status gives ``tool_error`` (unless a valid fatal/policy_block artifact rides on
        it); a malformed artifact gives ``invalid_artifact``; none gives ``no_artifact``.
-    2. A policy block anywhere in the step wins. Otherwise pick one by
-       ``context.parallel_policy``: ``priority`` (any stop wins; fatal > completed),
-       ``any`` (first stop in call order) or ``all`` (the default: stop only if every
-       call of the step stops; the first call decides).
+    2. Pick one by ``context.parallel_policy``. ``all`` (the default): stop only when
+       every call of the step has a stopping reason, the first call deciding; a policy
+       block stands but waits for a sibling that can still be retried, and once the
+       turn is settled the turn's first refused part decides (rule ``policy_block``).
+       ``priority`` (any stop wins; policy_block > fatal > completed) and ``any`` (the
+       first stop in call order) stop at once, a policy block first.
     3. ``stop_mode="never"`` turns a completed/fatal stop into ``stop_mode_never``;
        a policy block stops in every mode.
     4. A continue stops on ``retry_budget`` once more than ``context.max_retries``
        transient outcomes happened since the last user message (read from the state,
        not from the artifact), and on ``model_call_limit`` once the model has been
        called ``context.max_model_calls`` times since then. Both stop in every mode.
-
-    5. A hard stop (see :func:`is_hard_stop`) answers with every call this turn has
-       settled (:func:`settled_calls`), a content repeated word for word only once:
-       their ids go in ``answer_from``.
+    5. A hard stop (see :func:`is_hard_stop`) answers every part of the turn, in the
+       order the model first asked for them (a retry takes the place of the call it
+       retries: same tool, same arguments): a settled part by its content (its id in
+       ``answer_from``), an unsettled one by a line that says it was not done (its id
+       in ``unsettled``, see :func:`not_done_text`).
 
     Args:
         messages: The thread's messages, ending with the tool step.
-        context: The run's settings: a :class:`~agent.stopping.settings.StopSettings`, or
+        context: The run's settings: a :class:`~stop_on_artifact.settings.StopSettings`, or
             any object with the same four attributes (a run context, for example).
 
     Returns:
         The decision. It never raises on malformed messages or artifacts.
     """
-    decision = _decide_rule(messages, context)
+    parts = _parts(messages[turn_start(messages) :])
+    decision = _decide_rule(messages, context, parts)
     if is_hard_stop(decision, context):
-        seen: set[str] = set()
-        for message in settled_calls(messages):
-            if message_text(message) not in seen:  # a part repeated word for word is said once
-                seen.add(message_text(message))
-                decision["answer_from"].append(message.tool_call_id)
+        for part in parts:
+            listed = decision["answer_from"] if _settled(part) else decision["unsettled"]
+            listed.append(part["call_id"])
     return decision
 
 
-def _decide_rule(messages: Sequence[BaseMessage], context: SettingsLike) -> StopDecision:
+def _decide_rule(
+    messages: Sequence[BaseMessage], context: SettingsLike, parts: Sequence[_Part]
+) -> StopDecision:
     step = latest_tool_step(messages[turn_start(messages) :])  # this turn's step only
     if not step:
         return _decision("continue", "no_tool_step", None)
-    chosen = _choose([_verdict(message) for message in step], context.parallel_policy)
+    blocked = next(
+        (
+            part["verdict"]
+            for part in parts
+            if part["verdict"] is not None and part["verdict"]["rule"] == "policy_block"
+        ),
+        None,
+    )
+    chosen = _choose([_verdict(message) for message in step], context.parallel_policy, blocked)
     if chosen["stop"]:
         if context.stop_mode != "never" or chosen["rule"] == "policy_block":
             return _decision("stop", chosen["rule"], chosen)
@@ -366,12 +477,62 @@ def _decide_rule(messages: Sequence[BaseMessage], context: SettingsLike) -> Stop
     return going_on
 
 
+_WHY_NOT_DONE: dict[str | None, str] = {
+    "transient": "it failed for a reason that may pass (a timeout or a busy service)",
+    "tool_error": "the tool stopped with an error",
+    "invalid_artifact": "its result could not be confirmed",
+    "no_artifact": "its result could not be confirmed",
+    None: "it returned no result",
+}
+"""Why a part was not done, by the rule its result would have."""
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+
+
+def not_done_text(part_number: int, parts: int, message: ToolMessage | None, tool: str) -> str:
+    """Return the line a hard stop answers an unsettled part with.
+
+    The tool writes it: a valid artifact's ``not_done`` field (user-safe Markdown, see
+    :func:`stop_on_artifact.artifact.transient`) is used as it is. Otherwise a generic line
+    names the part by its position and its tool (never its arguments, which may hold
+    caller text) and says why it was not done.
+
+    Args:
+        part_number: The part's 1-based position in the question.
+        parts: How many parts the turn has.
+        message: The part's latest result, or None when the call has no result.
+        tool: The tool's name, as the model called it.
+
+    Returns:
+        The line.
+    """
+    if message is not None:
+        written = _written_not_done(message)
+        if written is not None:
+            return written
+    rule = _verdict(message, quiet=True)["rule"] if message is not None else None
+    name = "".join(char for char in tool[:64] if char in _NAME_CHARS) or "tool"
+    where = f"part {part_number} of {parts}" if parts > 1 else "this request"
+    why = _WHY_NOT_DONE.get(rule, _WHY_NOT_DONE["tool_error"])
+    return f"**Not done: {where} (`{name}`)**: {why}, so it was not completed. Ask again to retry."
+
+
+def _written_not_done(message: ToolMessage) -> str | None:
+    try:
+        artifact = parse_artifact(message.artifact)
+    except InvalidArtifactError:
+        return None
+    written = artifact.get(NOT_DONE_FIELD)
+    return written if isinstance(written, str) and written.strip() else None
+
+
 def final_text(decision: StopDecision, messages: Sequence[BaseMessage]) -> str:
     """Return the text a hard stop answers with.
 
-    The content of every call in ``decision["answer_from"]``, verbatim and in that
-    order, joined by :data:`ANSWER_SEPARATOR`; a spent retry budget or the model-call
-    cap adds its user-safe message after whatever the turn settled.
+    Every part in ``decision["answer_from"]`` (its content, verbatim) and in
+    ``decision["unsettled"]`` (its :func:`not_done_text` line), in the question's order,
+    a text repeated word for word said once, joined by :data:`ANSWER_SEPARATOR`; a spent
+    retry budget or the model-call cap adds its user-safe message after the parts.
 
     Args:
         decision: A hard ``stop`` decision from :func:`decide`.
@@ -381,28 +542,36 @@ def final_text(decision: StopDecision, messages: Sequence[BaseMessage]) -> str:
         The answer text.
 
     Raises:
-        LookupError: If a listed call has no ToolMessage this turn, or nothing makes up
-            an answer.
+        LookupError: If a listed call is not a call of this turn, a call in
+            ``answer_from`` has no ToolMessage, or nothing makes up an answer.
     """
-    turn = messages[turn_start(messages) :]
-    contents: dict[str, str] = {}
-    for message in turn:
-        if isinstance(message, ToolMessage):
-            contents.setdefault(message.tool_call_id, message_text(message))
-    parts: list[str] = []
-    for call_id in decision["answer_from"]:
-        if call_id not in contents:
-            msg = "a call listed in answer_from has no ToolMessage this turn"
-            raise LookupError(msg)
-        parts.append(contents[call_id])
+    parts = _parts(messages[turn_start(messages) :])
+    position = {part["call_id"]: index for index, part in enumerate(parts)}
+    answered = set(decision["answer_from"])
+    listed = [*decision["answer_from"], *decision.get("unsettled", [])]
+    if any(call_id not in position for call_id in listed):
+        msg = "a call listed in the decision is not a call of this turn"
+        raise LookupError(msg)
+    texts: list[str] = []
+    for call_id in sorted(dict.fromkeys(listed), key=position.__getitem__):
+        part = parts[position[call_id]]
+        if call_id in answered:
+            if part["message"] is None:
+                msg = "a call listed in answer_from has no ToolMessage this turn"
+                raise LookupError(msg)
+            text = message_text(part["message"])
+        else:
+            text = not_done_text(position[call_id] + 1, len(parts), part["message"], part["name"])
+        if text not in texts:  # a part repeated word for word is said once
+            texts.append(text)
     if decision["rule"] == "retry_budget":
-        parts.append(RETRY_BUDGET_MESSAGE)
+        texts.append(RETRY_BUDGET_MESSAGE)
     elif decision["rule"] == "model_call_limit":
-        parts.append(MODEL_CALL_LIMIT_MESSAGE)
-    if not parts:
+        texts.append(MODEL_CALL_LIMIT_MESSAGE)
+    if not texts:
         msg = f"a stop on rule {decision['rule']!r} has nothing to answer with"
         raise LookupError(msg)
-    return ANSWER_SEPARATOR.join(parts)
+    return ANSWER_SEPARATOR.join(texts)
 
 
 def is_hard_stop(decision: StopDecision, context: SettingsLike) -> bool:
