@@ -67,7 +67,7 @@ def build_legacy(
         handle_tool_errors=tool_error_content,
         messages_key=CALLS_TO_RUN,
     )
-    router = StopRouter(on_decision=trace_decision)  # settings come from each run's Context
+    router = StopRouter(on_decision=trace_decision)  # per run: the Context fields it set
 
     async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Call the model; with tools bound unless a polish stop is pending."""

@@ -109,7 +109,7 @@ def build_middleware(
         ContextModelMiddleware(),
         SpendCapMiddleware(),  # policy first: a denial is written before any stop is read
         ToolErrorMiddleware(on_error=tool_error_content),
-        # Settings come from each run's Context (same-named fields override the defaults).
+        # StopSettings() here; each run's Context replaces what that run set (StopSettings.for_run).
         StopOnArtifactMiddleware(on_decision=trace_decision, on_model_call=trace_model_call),
     ]
     compiled = create_agent(
