@@ -42,7 +42,7 @@ services: ## Install redis-server and PostgreSQL from Debian if they are missing
 prod-env: $(PROD)/venv/.synced services ## The production server's Python 3.12 env in .prod/venv.
 
 dev: install ## Serve both graphs with `langgraph dev` (offline model unless GROQ_API_KEY is set).
-	$(RUN) langgraph dev --host $(HOST) --port $(PORT) --no-browser
+	$(RUN) python -m agent.client.dev --host $(HOST) --port $(PORT) --no-browser
 
 prod: install prod-env ## Serve both graphs on Aegra + PostgreSQL + Redis, 2 workers (state in .prod/).
 	$(RUN) python -m agent.client.prodserver --port $(PROD_PORT)

@@ -36,6 +36,7 @@ from langgraph_sdk.client import LangGraphClient
 
 from agent.client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario
 from agent.context import Context, Outcome
+from agent.tools.outcomes import DEFAULT_WEIGHTS
 
 DEFAULT_URL = "http://127.0.0.1:2024"
 URL_ENV = "LANGGRAPH_URL"
@@ -594,19 +595,48 @@ def _describe(decision: dict[str, Any]) -> str:
     )
 
 
+def outcome_note(decision: dict[str, Any], context: dict[str, Any]) -> str:
+    """Say how the outcome behind a decision came about, and how to force one.
+
+    Args:
+        decision: A streamed ``stop_decision``.
+        context: The run context the client sent.
+
+    Returns:
+        An indented line for under the decision.
+    """
+    if decision.get("reason") == "policy_block":
+        return "  outcome: refused by the spend-cap policy before the tool ran (nothing drawn)"
+    forced = context.get("force_outcome")
+    if forced is not None:
+        shown = forced if isinstance(forced, str) else ",".join(forced)
+        return f"  outcome: forced by --force-outcome {shown}"
+    mix = ", ".join(f"{share:.0%} {name}" for name, share in DEFAULT_WEIGHTS.items())
+    seed = context.get("seed", Context.model_fields["seed"].default)
+    return (
+        f"  outcome: drawn at random ({mix}; seed {seed}); force one with --force-outcome success"
+    )
+
+
 async def _run(args: argparse.Namespace, out: TextIO) -> int:
     url = args.url or default_url()
     graph = str(args.graph)
     await ensure_reachable(url)
     client = get_client(url=url)
+    context = context_from(args)
+
+    def show(decision: dict[str, Any]) -> None:
+        print(_describe(decision), file=out)
+        print(outcome_note(decision, context), file=out, flush=True)
+
     try:
         seen = await stream_run(
             client,
             graph,
             args.query,
-            context_from(args),
+            context,
             thread_id=args.thread_id,
-            on_decision=lambda d: print(_describe(d), file=out, flush=True),
+            on_decision=show,
         )
     finally:
         await client.aclose()

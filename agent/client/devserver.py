@@ -26,6 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "langgraph.json"
 START_TIMEOUT = 90.0
+LANGGRAPH_DEV: tuple[str, ...] = ("-m", "langgraph_cli", "dev")
+"""The dev server's own CLI."""
+MAKE_DEV: tuple[str, ...] = ("-m", "agent.client.dev")
+"""``make dev``'s launcher: the same CLI, its file watcher quiet (:mod:`agent.client.dev`)."""
 
 
 def free_port() -> int:
@@ -94,6 +98,8 @@ def serve(
     workdir: Path | None = None,
     config: Path = CONFIG,
     keep_workdir: bool = False,
+    launcher: Sequence[str] = LANGGRAPH_DEV,
+    reload: bool = False,
 ) -> Iterator[DevServer]:
     """Run ``python -m langgraph_cli dev`` on a free loopback port until the block ends.
 
@@ -104,6 +110,10 @@ def serve(
             removed at the end unless ``keep_workdir``.
         config: The ``langgraph.json`` to serve; the project's own by default.
         keep_workdir: Keep a temporary working directory after the server stops.
+        launcher: What ``python`` runs, before the flags: ``langgraph dev`` by default,
+            or :data:`MAKE_DEV` (``make dev``'s launcher).
+        reload: Reload on code changes under the working directory (off: tests change no
+            code, and the persistence writes would only make noise).
 
     Yields:
         The running server.
@@ -118,12 +128,12 @@ def serve(
     url = f"http://127.0.0.1:{port}"
     log_path = folder / f"server-{port}.log"
     command = [
-        sys.executable, "-m", "langgraph_cli", "dev",
+        sys.executable, *launcher,
         "--config", str(config),
         "--host", "127.0.0.1",
         "--port", str(port),
         "--no-browser",
-        "--no-reload",
+        *([] if reload else ["--no-reload"]),
         *args,
     ]  # fmt: skip
     with log_path.open("wb") as log:

@@ -6,6 +6,7 @@ import dataclasses
 import io
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -170,3 +171,42 @@ def test_check_exits_non_zero_on_a_mismatch(server: DevServer) -> None:
     out = io.StringIO()
     assert main(argv, out) == 0
     assert "1/1 rows match" in out.getvalue()
+
+
+def first_run_examples() -> list[tuple[str, list[str]]]:
+    """The README's first-run commands, each with the lines it shows before ``...``."""
+    readme = (ROOT / "README.md").read_text("utf-8")
+    section = readme.split("<!-- first-run -->", 1)[1].split("<!-- /first-run -->", 1)[0]
+    blocks = re.findall(r"```(bash|text)\n(.*?)```", section, re.S)
+    pairs = []
+    for (kind, command_text), (output_kind, output) in zip(blocks[::2], blocks[1::2], strict=True):
+        assert (kind, output_kind) == ("bash", "text")
+        shown = output.splitlines()
+        assert shown[-1] == "..."
+        pairs.append((command_text.strip(), shown[:-1]))
+    return pairs
+
+
+def test_the_readme_first_run_prints_what_it_shows(server: DevServer) -> None:
+    examples = first_run_examples()
+    assert len(examples) == 2
+    for line, shown in examples:
+        program, *args = shlex.split(line)
+        assert program == ".venv/bin/python"
+        done = command(*args[2:], url=server.url)  # args: -m agent.client ...
+        assert args[:2] == ["-m", "agent.client"]
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[: len(shown)] == shown
+
+
+def test_the_client_says_whether_an_outcome_was_drawn_or_forced(server: DevServer) -> None:
+    drawn = command("What is the store?", "--seed", "3", url=server.url)
+    assert drawn.returncode == 0, drawn.stderr
+    notes = [line for line in drawn.stdout.splitlines() if line.startswith("  outcome: ")]
+    assert notes and all("drawn at random" in note and "seed 3" in note for note in notes)
+    assert all("--force-outcome success" in note for note in notes)
+    forced = command("What is the store?", "--force-outcome", "transient,success", url=server.url)
+    notes = [line for line in forced.stdout.splitlines() if line.startswith("  outcome: ")]
+    assert notes == ["  outcome: forced by --force-outcome transient,success"] * 2
+    refused = command("buy a desk for 900", url=server.url)
+    assert "  outcome: refused by the spend-cap policy before the tool ran" in refused.stdout

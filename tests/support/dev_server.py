@@ -12,13 +12,23 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from agent.client.devserver import CONFIG, ROOT, DevServer, DevServerError, free_port, serve
+from agent.client.devserver import (
+    CONFIG,
+    LANGGRAPH_DEV,
+    MAKE_DEV,
+    ROOT,
+    DevServer,
+    DevServerError,
+    free_port,
+    serve,
+)
 
 __all__ = [
     "CONFIG",
     "ROOT",
     "DevServer",
     "DevServerError",
+    "MAKE_DEV",
     "check_env_file",
     "dev_server",
     "free_port",
@@ -79,6 +89,8 @@ def dev_server(
     args: Sequence[str] = (),
     workdir: Path | None = None,
     config: Path = CONFIG,
+    launcher: Sequence[str] = LANGGRAPH_DEV,
+    reload: bool = False,
 ) -> Iterator[DevServer]:
     """Serve ``config`` with the machine's provider and tracing variables scrubbed.
 
@@ -87,6 +99,8 @@ def dev_server(
         args: Extra CLI flags, for example ``["--n-jobs-per-worker", "8"]``.
         workdir: Working directory (log and persistence); a new temporary one by default.
         config: The ``langgraph.json`` to serve; the project's own by default.
+        launcher: What ``python`` runs before the flags (``langgraph dev`` by default).
+        reload: Reload on code changes under the working directory.
 
     Yields:
         The running server.
@@ -100,5 +114,7 @@ def dev_server(
     server_env.update({"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"})
     server_env.update(env or {})
     keep = os.environ.get("KEEP_DEV_SERVER_LOGS") == "1"
-    with serve(server_env, args, workdir, config, keep_workdir=keep) as server:
+    with serve(
+        server_env, args, workdir, config, keep_workdir=keep, launcher=launcher, reload=reload
+    ) as server:
         yield server
