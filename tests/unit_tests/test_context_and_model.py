@@ -171,8 +171,8 @@ def test_the_context_is_the_librarys_settings_type_and_drives_every_setting_per_
             field.description,
             field.metadata,
         )
-    chosen = {"stop_mode": "polish", "parallel_policy": "any", "max_retries": 0}
-    chosen |= {"max_model_calls": 3}
+    chosen: dict[str, Any] = {"stop_mode": "polish", "parallel_policy": "any"}
+    chosen |= {"max_retries": 0, "max_model_calls": 3}
     built = StopSettings()  # what both graphs' router and middleware are built with
     assert built.for_run(resolve({**chosen, "seed": 4})) == StopSettings(**chosen)
     assert built.for_run(resolve(None)) == built
