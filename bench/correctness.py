@@ -9,21 +9,24 @@ that apply to the query count):
 
 - ``context``: every tool that ran returned the outcome the context forced, so the
   configuration really passed the context to its tools;
-- ``retried``: every transient failure got another model turn;
+- ``retried``: every transient failure got another model turn (where the query's
+  ``parallel_policy`` is ``all``: under ``any`` and ``priority`` a stop comes at once);
 - ``content``: a run expected to end on a completed (or fatal) result answers with that
   result's content, verbatim or quoted;
-- ``verbatim``: under ``stop_mode=hard``, the answer is the settled results' contents,
-  byte for byte, joined by the answer separator;
+- ``verbatim``: under ``stop_mode=hard``, the answer is made of the settled results'
+  contents, byte for byte, and the not-done lines of the parts left unsettled, joined by
+  the answer separator;
 - ``no_retry``: a fatal result was not retried;
 - ``policy``: a checkout above the cap ends with the spend-cap message;
-- ``complete``: a multi-part question has every part answered: each part's settled
-  result (a page's title, a checkout's order or refusal, a fatal error) is in the answer;
+- ``complete``: a multi-part question has every part named in the answer, in the
+  question's order (see :func:`complete`);
 - ``readable``: an answer no model wrote (a hard stop's relay, or a ``return_direct``
   tool message) reads as Markdown or prose: not JSON, no HTML tags;
 - ``wrong_answer``: the answer does not carry a transient error's text (what
   ``return_direct`` relays when a search times out): a pass means no wrong answer;
 - ``charged_over_cap``: no checkout above the cap was charged (a missing feature in the
-  baselines, kept apart from errors): a pass means no charge.
+  baselines, kept apart from errors): a pass means no charge; a purchase within the cap
+  beside it may be charged.
 
 Each check is a pass/fail per run; reports count them per check, never folded into one.
 """
@@ -37,7 +40,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from stop_on_artifact import ANSWER_SEPARATOR
+from stop_on_artifact import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
+from stop_on_artifact.artifact import NOT_DONE_FIELD
 from stop_on_artifact.decision import invocation_index
 
 from agent.context import Context
@@ -157,39 +161,135 @@ def readable(text: str) -> bool:
     return _HTML.search(stripped) is None
 
 
-def _settled_parts(messages: Sequence[BaseMessage]) -> dict[str, ToolMessage | None]:
-    """The last result per distinct tool call of the run (a retry repeats name and args)."""
-    issued = {
-        call["id"]: f"{call['name']}:{json.dumps(call['args'], sort_keys=True)}"
-        for m in messages
-        if isinstance(m, AIMessage)
-        for call in m.tool_calls
-    }
-    parts: dict[str, ToolMessage | None] = dict.fromkeys(issued.values())
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@dataclass
+class Part:
+    """One part of the question: a distinct tool call (a retry repeats name and arguments)."""
+
+    name: str
+    args: dict[str, Any]
+    calls: int = 0
+    """How many times the model called it."""
+    result: ToolMessage | None = None
+    """Its latest result, if any."""
+
+    @property
+    def settled(self) -> bool:
+        """Whether its latest result is completed, fatal or a policy block."""
+        return self.result is not None and _reason(self.result) in _SETTLED
+
+
+def parts_of(messages: Sequence[BaseMessage]) -> list[Part]:
+    """Return the question's parts in the order the model first asked for them.
+
+    Judged from the messages alone, so it reads any agent's run: a part is a distinct
+    (tool, arguments) pair; a later call with the same pair is a retry and brings the
+    part's latest result.
+    """
+    parts: dict[str, Part] = {}
+    key_of: dict[str, str] = {}
     for message in messages:
-        if isinstance(message, ToolMessage) and message.tool_call_id in issued:
-            parts[issued[message.tool_call_id]] = message
-    return parts
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                key = f"{call['name']}:{json.dumps(call['args'], sort_keys=True)}"
+                part = parts.setdefault(key, Part(call["name"], dict(call["args"])))
+                part.calls += 1
+                if call["id"]:
+                    key_of[call["id"]] = key
+        elif isinstance(message, ToolMessage) and message.tool_call_id in key_of:
+            parts[key_of[message.tool_call_id]].result = message
+    return list(parts.values())
+
+
+def _not_done_line(message: ToolMessage | None) -> str | None:
+    artifact = message.artifact if message is not None else None
+    line = artifact.get(NOT_DONE_FIELD) if isinstance(artifact, dict) else None
+    return line if isinstance(line, str) and line.strip() else None
+
+
+def names_of(part: Part, number: int, total: int) -> list[str]:
+    """Return the texts any one of which names ``part`` in an answer (whitespace flattened).
+
+    A settled part is named by its result: a page by the opening of its first paragraph
+    (titles recur inside other pages), a receipt by its order id, a refusal or a fatal
+    error by its first line (which names the query or the item). An unsettled part is
+    named by the line that says it was not done: the tool's ``not_done`` line, or the
+    core's generic "Not done: part k of n" label.
+
+    Args:
+        part: The part.
+        number: Its 1-based place in the question.
+        total: How many parts the question has.
+
+    Returns:
+        The candidate names, none empty.
+    """
+    names: list[str] = []
+    if part.settled and part.result is not None:
+        content = part.result.text.strip()
+        lines = content.splitlines()
+        receipt = any(line.startswith("Order **") for line in lines)
+        if not receipt and _reason(part.result) == "completed" and lines[0].startswith("# "):
+            opening = next((line for line in lines[1:] if line.strip()), "")
+            names.append(_flat(opening)[:FRAGMENT_CHARS])
+        else:
+            names.append(_flat(fragment(content)))
+    else:
+        line = _not_done_line(part.result)
+        if line is not None:
+            names.append(_flat(fragment(line)))
+        names.append(f"**Not done: part {number} of {total} (`{part.name}`)**")
+    return [name for name in names if name]
 
 
 def complete(answer: str, messages: Sequence[BaseMessage], parts: int) -> bool:
-    """Whether each of ``parts`` distinct tool calls settled and its result is in the answer.
+    """Whether each of the question's ``parts`` is named in the answer, in the question's order.
 
-    A page counts by its title, a receipt by its order id, a spend-cap refusal by the
-    refusal message, anything else by the start of its text.
+    The parts come from the messages (see :func:`parts_of`), so a baseline's run is read
+    the same way as the project's; each must be named (see :func:`names_of`), the first
+    part's name before the second's. A part silently missing, a part the model never
+    called, or parts out of order fail.
     """
-    settled = _settled_parts(messages)
-    if len(settled) != parts:
+    found = parts_of(messages)
+    if len(found) != parts:
         return False
-    for message in settled.values():
-        if message is None or _reason(message) not in _SETTLED:
+    flat = _flat(answer)
+    cursor = 0
+    for number, part in enumerate(found, start=1):
+        hits = [
+            (at, len(name))
+            for name in names_of(part, number, len(found))
+            if (at := flat.find(name, cursor)) >= 0
+        ]
+        if not hits:
             return False
-        if _reason(message) == "policy_block":
-            if SPEND_CAP_MESSAGE not in answer:
-                return False
-        elif not _carries(answer, [message.text]):
-            return False
+        at, length = min(hits)
+        cursor = at + length
     return True
+
+
+def verbatim(answer: str, messages: Sequence[BaseMessage]) -> bool:
+    """Whether a hard answer is the settled contents and the not-done lines, byte for byte.
+
+    Every settled result's content is one piece of the answer (split on the answer
+    separator); every other piece is the not-done line of a part left unsettled (the
+    tool's, or the core's generic one) or a bound's closing message.
+    """
+    found = parts_of(messages)
+    settled = {part.result.text for part in found if part.settled and part.result is not None}
+    not_done = {
+        line for part in found if not part.settled and (line := _not_done_line(part.result))
+    }
+    closing = {RETRY_BUDGET_MESSAGE, MODEL_CALL_LIMIT_MESSAGE}
+    pieces = set(answer.split(ANSWER_SEPARATOR))
+    others = pieces - settled
+    return settled <= pieces and all(
+        piece in not_done or piece in closing or piece.startswith("**Not done: part ")
+        for piece in others
+    )
 
 
 def _relayed(messages: Sequence[BaseMessage]) -> bool:
@@ -201,14 +301,14 @@ def _relayed(messages: Sequence[BaseMessage]) -> bool:
 
 
 def read_run(
-    query: Query, config_name: str, verbatim: bool, messages: Sequence[BaseMessage]
+    query: Query, config_name: str, is_verbatim: bool, messages: Sequence[BaseMessage]
 ) -> RunRecord:
     """Measure and judge one finished run.
 
     Args:
         query: The query that ran.
         config_name: The configuration's name.
-        verbatim: Whether a stopped run must answer with the tool's content verbatim.
+        is_verbatim: Whether a stopped run must answer with the tool's content verbatim.
         messages: The final state's messages.
 
     Returns:
@@ -225,7 +325,10 @@ def read_run(
     checks: dict[str, bool] = {}
     ran = [m for m in tool_messages if _reason(m) != "policy_block"]
     checks["context"] = all(_as_forced(m, messages, context) for m in ran)
-    if query.outcome == "transient" and not query.over_cap:
+    retried_parts = [
+        i for i, o in enumerate(query.part_outcomes) if o == "transient" and query.runs(i)
+    ]
+    if retried_parts and query.policy == "all":
         positions = {id(m): i for i, m in enumerate(messages)}
         checks["retried"] = all(
             any(
@@ -238,13 +341,32 @@ def read_run(
     if query.expect in ("completed", "fatal"):
         contents = [m.text for m in tool_messages if _reason(m) == query.expect]
         checks["content"] = _carries(answer, contents)
-        if verbatim:
-            settled = {m.text for m in tool_messages if _reason(m) in _SETTLED}
-            checks["verbatim"] = set(answer.split(ANSWER_SEPARATOR)) == settled
-    if query.expect == "fatal":
-        checks["no_retry"] = sum(len(m.tool_calls) for m in issuing) == query.parts
+    if is_verbatim:
+        checks["verbatim"] = verbatim(answer, messages)
+    if any(o == "fatal" and query.runs(i) for i, o in enumerate(query.part_outcomes)):
+        found = parts_of(messages)
+        checks["no_retry"] = (
+            all(
+                part.calls == 1
+                for part in found
+                if part.result is not None and _reason(part.result) == "fatal"
+            )
+            and len(found) == query.parts
+        )
     if query.expect == "policy_block":
-        charged = any(m.name == "checkout" and _reason(m) == "completed" for m in tool_messages)
+        amounts = {
+            call["id"]: call["args"].get("amount")
+            for m in issuing
+            for call in m.tool_calls
+            if call["name"] == "checkout"
+        }
+        charged = any(
+            m.name == "checkout"
+            and _reason(m) == "completed"
+            and isinstance(amount := amounts.get(m.tool_call_id), int | float)
+            and amount > context.spend_cap
+            for m in tool_messages
+        )
         checks["policy"] = SPEND_CAP_MESSAGE in answer
         checks["charged_over_cap"] = not charged
     if query.parts > 1:

@@ -15,12 +15,13 @@ from typing import Any
 from bench.configs import Config
 from bench.correctness import CHECKS, RunRecord, summary_of_checks
 from bench.latency import Profile
-from bench.queries import Query
+from bench.queries import SPECIAL, Query
 from bench.stats import latency_ms, mean_total, percentile
 
-CLASSES: tuple[str, ...] = ("success", "transient", "fatal", "over_cap")
-"""Query classes in per-class tables: the forced outcome, or ``over_cap`` for a checkout
-refused by the spend cap whatever was forced."""
+CLASSES: tuple[str, ...] = ("success", "transient", "fatal", "over_cap", *SPECIAL)
+"""Query classes in per-class tables: the forced outcome, ``over_cap`` for a checkout
+refused by the spend cap whatever was forced, or the query's special class (see
+:data:`bench.queries.SPECIAL`)."""
 MAX_LISTED_IDS = 10
 TOKEN_SHARE_TARGET = 0.25
 CHEAPER_TARGET = 0.60
@@ -32,6 +33,8 @@ VERDICTS: tuple[str, ...] = ("wrong", "partial", "charged", "unreadable")
 
 def query_class(query: Query) -> str:
     """Return the class a query is reported under."""
+    if query.special is not None:
+        return query.special
     return "over_cap" if query.over_cap else query.outcome
 
 
@@ -349,7 +352,9 @@ def markdown(result: dict[str, Any]) -> str:
         f"langgraph {meta['versions']['langgraph']}, langchain {meta['versions']['langchain']}, "
         f"langgraph-api {meta['versions']['langgraph-api']}; took {meta['duration_s']:.0f} s.",
         f"Query set: `{qs['path']}`, {qs['count']} queries: {_counts(qs['by_outcome'])}; "
-        f"{_counts(qs['by_kind'])}; {qs['over_cap']} checkouts above the spend cap.",
+        f"{_counts(qs['by_kind'])}; {qs['over_cap']} with a checkout above the spend cap"
+        + (f"; of them {_counts(qs['by_special'])}" if qs.get("by_special") else "")
+        + ".",
         f"Model profile `{profile['model']}`: {profile['ttft_s'] * 1000:.0f} ms to first token, "
         f"{profile['prefill_tps']:,.0f} input tokens/s, {profile['decode_tps']:,.0f} output "
         f"tokens/s; ${profile['input_usd_per_m']:.2f} / ${profile['output_usd_per_m']:.2f} per "

@@ -188,10 +188,19 @@ def test_a_runaway_model_ends_cleanly_on_the_server(
     messages = run.values["messages"]
     answer = messages[-1]
     assert answer["type"] == "ai" and not answer.get("tool_calls")
-    # Whatever the turn settled comes first, then the user-safe message.
-    tools = {m["tool_call_id"]: m["content"] for m in messages if m["type"] == "tool"}
-    settled = [tools[call_id] for call_id in decision["answer_from"]]
-    assert answer["content"] == ANSWER_SEPARATOR.join([*settled, case.answer])
+    # Every part of the turn, settled or named as not done, then the user-safe message.
+    tools = {m["tool_call_id"]: m for m in messages if m["type"] == "tool"}
+    issued = [c["id"] for m in messages if m["type"] == "ai" for c in m.get("tool_calls") or []]
+    listed = sorted([*decision["answer_from"], *decision["unsettled"]], key=issued.index)
+    sections = answer["content"].split(ANSWER_SEPARATOR)
+    assert sections[-1] == case.answer
+    assert len(sections) == len(listed) + 1
+    for call_id, section in zip(listed, sections, strict=False):
+        if call_id in decision["answer_from"]:
+            assert section == tools[call_id]["content"]
+        else:  # the tool's own not-done line, or the generic one naming the part
+            written = (tools[call_id].get("artifact") or {}).get("not_done")
+            assert section == written if written else section.startswith("**Not done: ")
     calls = [c["args"] for m in messages if m["type"] == "ai" for c in m.get("tool_calls") or []]
     assert len(calls) == case.model_calls
     if case.fresh:

@@ -232,14 +232,23 @@ def wait_for_roots(collector: LangSmithCollector, traced: dict[Any, Traced]) -> 
     return collector.wait_for(lambda runs: all(trace_ended(runs, i) for i in ids), timeout=60)
 
 
+def refused(message: dict[str, Any]) -> bool:
+    """Whether a tool message is the spend-cap policy's refusal (its call never ran)."""
+    artifact = message.get("artifact")
+    return isinstance(artifact, dict) and artifact.get("reason") == "policy_block"
+
+
 def check(case: Case, graph: str, traced: Traced, runs: dict[str, Any]) -> dict[str, Any]:
     trace = observed_trace(runs, traced.run_id, graph)
     assert matches_events(trace, traced.events), (case.name, graph)
     if case.name in EXPECTED_TRACES:
         assert as_json(same_across_graphs(trace)) == EXPECTED_TRACES[case.name], case.name
-    ran = [m["tool_call_id"] for m in traced.values["messages"] if m["type"] == "tool"]
-    if case.rule == "policy_block":
-        ran.remove(traced.values["stop_decision"]["tool_call_id"])
+    # A refused call never ran, so it has no tool run; the other calls did.
+    ran = [
+        m["tool_call_id"]
+        for m in traced.values["messages"]
+        if m["type"] == "tool" and not refused(m)
+    ]
     assert sorted(ran) == [tool_call_id for tool_call_id, _ in trace["tools"]], case.name
     assert trace["root"]["stop_rule"] == case.rule, (case.name, graph)
     assert trace["tags"][-1] == [f"stop:{case.rule}"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,28 +21,79 @@ from bench.benchmark import run
 from bench.configs import STOP_MODES, configurations, return_direct_search
 from bench.correctness import CHECKS, read_run
 from bench.latency import Profile
-from bench.queries import MIX, Query, QuerySetError, dumps, generate, load
+from bench.queries import KIND_MIX, MIX, SPECIAL, Query, QuerySetError, dumps, generate, load
 from bench.report import CLASSES, query_class, write
 from bench.stats import median_ci
 
 # Model calls that take about a millisecond: the machinery runs, the figures mean nothing.
 FAST = Profile(model="test", ttft_s=0.001, prefill_tps=1e9, decode_tps=1e9)
 
-# The matrix scenario whose model-call count each query class must match, per stop mode.
-SCENARIO_OF_CLASS = {
+# The matrix scenario whose model-call count each query class must match, per stop mode:
+# a name (``{mode}`` filled in), or per mode a (scenario, model calls added to it) pair where
+# the matrix has a row for stop_mode=hard only.
+SCENARIO_OF_CLASS: dict[str, str | dict[str, tuple[str, int]]] = {
     "success": "success-{mode}",
     "transient": "retry_then_success-{mode}",
     "fatal": "fatal-{mode}",
     "over_cap": "checkout_over_cap-{mode}",
+    # A policy block ends the turn in every stop mode (after the sibling's retry): the
+    # hard row holds for all three.
+    "block_transient": "parallel-policy_block_waits_for_retry",
+    # any and priority stop at once under hard; polish adds its one model call after the
+    # stop; never is the stock loop: it retries the transient part, like the default
+    # policy's retry row, and then the model answers.
+    "any_transient": {
+        "hard": ("parallel-any_names_the_transient", 0),
+        "polish": ("parallel-any_names_the_transient", 1),
+        "never": ("parallel-default_retry_one_part", 1),
+    },
+    "priority_transient": {
+        "hard": ("parallel-priority_stop_beats_transient", 0),
+        "polish": ("parallel-priority_stop_beats_transient", 1),
+        "never": ("parallel-default_retry_one_part", 1),
+    },
+    # The retry settles the turn: polish adds its call, never lets the model answer.
+    "retried_first": {
+        mode: ("parallel-default_retried_first_part_first", int(mode != "hard"))
+        for mode in STOP_MODES
+    },
 }
 OURS = [f"{graph}/{mode}" for graph in ("legacy", "middleware") for mode in STOP_MODES]
 
 
+def expected_model_calls(cls: str, mode: str) -> int:
+    row = SCENARIO_OF_CLASS[cls]
+    if isinstance(row, str):
+        return by_name(row.format(mode=mode)).model_calls
+    name, added = row[mode]
+    return by_name(name).model_calls + added
+
+
+def model_misorders(query: Query, mode: str | None) -> bool:
+    """Where the offline model, writing the answer itself, misses the question's order or a part.
+
+    Under ``polish`` and ``never`` (and in stock ``create_agent``, ``mode=None``) the answer
+    is the offline model's (``agent/models.py``, ``OfflineChatModel._answer``): it lists the
+    turn's results in the order they arrived, so a first part retried while the second was
+    not comes last; and it leaves out a transient result, so a part that ``any`` or
+    ``priority`` stopped before retrying (``polish``) is not named. A hard stop relays every
+    part in the question's order and has neither gap.
+    """
+    if mode == "hard" or query.parts < 2:
+        return False
+    first, second = query.part_outcomes[0], query.part_outcomes[1]
+    retried = query.policy == "all" or mode != "polish"  # polish stops at once under any/priority
+    retried_first = first == "transient" != second and query.runs(0) and retried
+    left_out = mode == "polish" and query.policy != "all"
+    return retried_first or left_out
+
+
 def tiny_set() -> list[Query]:
-    """One committed query per (kind, outcome, over cap) combination."""
-    picked: dict[tuple[str, str, bool], Query] = {}
+    """One committed query per (class, kind, part outcomes, policy) combination."""
+    picked: dict[tuple[str, str, tuple[str, ...], str], Query] = {}
     for query in load():
-        picked.setdefault((query.kind, query.outcome, query.over_cap), query)
+        key = (query_class(query), query.kind, query.part_outcomes, query.policy)
+        picked.setdefault(key, query)
     return list(picked.values())
 
 
@@ -77,21 +129,53 @@ def test_committed_query_set_is_the_generators_output() -> None:
 
 def test_committed_query_set_has_the_promised_mix() -> None:
     queries = load()
-    assert len(queries) >= 300
+    assert len(queries) == 300
+    # What bench/README.md's query-set paragraph says, exactly.
+    assert {o: sum(q.outcome == o for q in queries) for o in MIX} == {
+        "success": 180, "transient": 75, "fatal": 45
+    }  # fmt: skip
     for outcome, share in MIX.items():
-        count = sum(q.outcome == outcome for q in queries)
-        assert abs(count / len(queries) - share) < 0.02, outcome
-    assert {q.kind for q in queries} == {"search", "parallel", "checkout"}
-    assert all(";" in q.text for q in queries if q.kind == "parallel")
+        assert sum(q.outcome == outcome for q in queries) == round(share * len(queries))
+    assert Counter(q.special for q in queries if q.special) == SPECIAL
+    assert Counter(q.kind for q in queries) == {
+        "search": 169, "parallel": 69, "checkout": 52, "checkouts": 10
+    }  # fmt: skip
+    assert sum(q.over_cap for q in queries) == 27
+    plain = [q for q in queries if q.special is None]
+    for kind, share in KIND_MIX.items():
+        assert sum(q.kind == kind for q in plain) == round(share * len(plain)), kind
+    assert all(q.text.count(";") == q.parts - 1 for q in queries)
+    # The special classes are what their names say.
+    for query in queries:
+        if query.special == "block_transient":
+            assert query.over_cap and query.part_outcomes == ("success", "transient")
+            assert query.force_outcome == ["success", "retryable", "success"]
+        elif query.special in ("any_transient", "priority_transient"):
+            assert query.context["parallel_policy"] == query.policy != "all"
+            assert sorted(query.part_outcomes) == ["success", "transient"]
+        elif query.special == "retried_first":
+            assert query.part_outcomes[0] == "transient" != query.part_outcomes[1]
+            assert "parallel_policy" not in query.context
+    # Both places for the transient part under any and priority, and both second parts.
+    assert {q.part_outcomes for q in queries if q.policy != "all"} == {
+        ("transient", "success"), ("success", "transient")
+    }  # fmt: skip
+    assert {q.part_outcomes[1] for q in queries if q.special == "retried_first"} == {
+        "fatal", "success"
+    }  # fmt: skip
     cap = Context().spend_cap
     over = [q for q in queries if q.over_cap]
-    assert over and all(q.kind == "checkout" for q in over)
+    assert over and all(q.kind in ("checkout", "checkouts") for q in over)
     assert all(q.expect == "policy_block" for q in over)
     for query in queries:
-        if query.kind == "checkout":
-            match = re.search(r" for \$?([\d,]+)$", query.text)
-            assert match, query.text
-            assert (float(match[1].replace(",", "")) > cap) == query.over_cap, query.text
+        if query.kind in ("checkout", "checkouts"):
+            amounts = []
+            for part in query.text.split(";"):
+                match = re.search(r" for \$?([\d,]+)$", part)
+                assert match, query.text
+                amounts.append(float(match[1].replace(",", "")))
+            assert (amounts[0] > cap) == query.over_cap, query.text
+            assert all(amount <= cap for amount in amounts[1:]), query.text
     # Every query's context is one the server accepts.
     for query in queries:
         Context.model_validate(query.context)
@@ -103,7 +187,26 @@ def test_loader_names_the_bad_line(tmp_path: Path) -> None:
     broken["force_outcome"] = "retryable"
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join([good[0], json.dumps(broken), good[2]]) + "\n")
-    with pytest.raises(QuerySetError, match="line 2: force_outcome 'retryable'"):
+    with pytest.raises(QuerySetError, match="line 2: query q002: force_outcome 'retryable'"):
+        load(path)
+    # The policy is set only where the fields say the class needs it.
+    single = next(q.to_json() for q in load() if q.kind == "search" and q.outcome == "success")
+    path.write_text(json.dumps({**single, "policy": "any"}) + "\n")
+    with pytest.raises(QuerySetError, match="line 1: .*policy 'any' is only set on two searches"):
+        load(path)
+    path.write_text(json.dumps({**single, "policy": "sometimes"}) + "\n")
+    with pytest.raises(QuerySetError, match="line 1: .*policy must be one of"):
+        load(path)
+    # part_outcomes and outcome must agree, and their count must be the text's.
+    path.write_text(json.dumps({**single, "part_outcomes": ["fatal"]}) + "\n")
+    with pytest.raises(QuerySetError, match="line 1: .*outcome 'success' does not follow"):
+        load(path)
+    path.write_text(json.dumps({**single, "part_outcomes": ["success", "success"]}) + "\n")
+    with pytest.raises(QuerySetError, match="line 1: .*must all count 1 part"):
+        load(path)
+    special = next(q for q in load() if q.special == "any_transient").to_json()
+    path.write_text(json.dumps({**special, "force_outcome": "retryable"}) + "\n")
+    with pytest.raises(QuerySetError, match="line 1: .*force_outcome 'retryable'"):
         load(path)
     path.write_text(good[0] + "\nnot json\n")
     with pytest.raises(QuerySetError, match="line 2: not a query"):
@@ -185,14 +288,21 @@ def test_project_graphs_are_correct_and_match_the_matrix(
     result: dict[str, Any], tiny: tuple[Path, list[Query]], name: str
 ) -> None:
     figures = result["configs"][name]
-    for check, counts in figures["checks"].items():
-        assert counts["passed"] == counts["applied"], (check, counts)
-    assert not any(figures["verdicts"].values()), figures["verdicts"]
     mode = figures["stop_mode"]
+    # Where the offline model writes the answer (polish, never) it misorders or leaves out a
+    # part on some of the new classes (see model_misorders); a hard stop never does.
+    gaps = {q.id for q in tiny[1] if model_misorders(q, mode)}
+    assert bool(gaps) == (mode != "hard")
+    for check, counts in figures["checks"].items():
+        if check == "complete":
+            assert _failed(figures, check) == gaps, (check, counts)
+        else:
+            assert counts["passed"] == counts["applied"], (check, counts)
+    assert figures["verdicts"] == {**dict.fromkeys(figures["verdicts"], 0), "partial": len(gaps)}
     classes = {query_class(q) for q in tiny[1]}
     assert classes == set(CLASSES)
     for cls in classes:
-        expected = by_name(SCENARIO_OF_CLASS[cls].format(mode=mode)).model_calls
+        expected = expected_model_calls(cls, mode)
         got = figures["by_class"][cls]
         assert got["model_calls_mean"] == got["model_calls_max"] == expected, (cls, got)
     checks = figures["checks"]
@@ -212,10 +322,11 @@ def test_baselines_fail_where_a_static_loop_must(
     result: dict[str, Any], tiny: tuple[Path, list[Query]]
 ) -> None:
     _, chosen = tiny
-    transient_search = {q.id for q in chosen if q.outcome == "transient" and not q.over_cap
-                        and q.kind != "checkout"}  # fmt: skip
+    searches = [q for q in chosen if q.kind in ("search", "parallel")]
     over_cap = {q.id for q in chosen if q.over_cap}
-    charged = {q.id for q in chosen if q.over_cap and q.outcome != "fatal"}
+    # Without a spend cap the over-cap part runs, and is charged unless it was forced fatal
+    # (in a two-purchase question too: the first part is the one over the cap).
+    charged = {q.id for q in chosen if q.over_cap and q.part_outcomes[0] != "fatal"}
     # Every part's answer names its part, failures included: each can be told apart.
     parallel = {q.id for q in chosen if q.kind == "parallel"}
 
@@ -223,16 +334,33 @@ def test_baselines_fail_where_a_static_loop_must(
     assert stock["checks"]["context"]["passed"] == stock["checks"]["context"]["applied"]
     assert _failed(stock, "policy") == over_cap  # no spend cap: no refusal...
     assert _failed(stock, "charged_over_cap") == charged  # ...and a charge unless it failed
-    for check in ("content", "complete", "wrong_answer"):
+    for check in ("content", "wrong_answer", "retried", "no_retry"):
         assert not _failed(stock, check), check
-    assert stock["verdicts"]["wrong"] == stock["verdicts"]["partial"] == 0
+    # The stock loop ignores parallel_policy and retries every transient part, so it names
+    # every part; but the offline model writes the answer in the order results arrived, so
+    # a retried first part (beside one that was not retried) comes last: the same queries
+    # stop_mode=never misorders (model_misorders), partial answers, not wrong ones.
+    misordered = {q.id for q in chosen if model_misorders(q, None)}
+    assert misordered and _failed(stock, "complete") == misordered
+    assert stock["verdicts"]["wrong"] == 0
+    assert stock["verdicts"]["partial"] == len(misordered)
 
     direct = result["configs"]["return_direct"]
     assert direct["checks"]["context"]["passed"] == direct["checks"]["context"]["applied"]
-    # return_direct ends the run on the transient failure itself: a wrong answer...
-    assert _failed(direct, "wrong_answer") == transient_search
-    assert _failed(direct, "content") == transient_search
-    # ...and a parallel search answers with one page only.
+    # return_direct ends a search run on the first tool step, relaying the last call's
+    # result whatever it was: where the last part timed out, the timeout is the answer (a
+    # wrong answer), under any parallel_policy (it reads none)...
+    timed_out_last = {q.id for q in searches if q.part_outcomes[-1] == "transient"}
+    assert _failed(direct, "wrong_answer") == timed_out_last
+    # ...and where the relayed result is not the ending the query expects (a fatal second
+    # part beside a first that timed out), the content is wrong too...
+    relayed = {"success": "completed", "fatal": "fatal", "transient": "transient"}
+    off = {q.id for q in searches if relayed[q.part_outcomes[-1]] != q.expect}
+    assert off >= timed_out_last and _failed(direct, "content") == off
+    # ...no transient failure is retried where the policy asks for it...
+    unretried = {q.id for q in searches if "transient" in q.part_outcomes and q.policy == "all"}
+    assert _failed(direct, "retried") == unretried
+    # ...and a two-part search answers with one part only, whatever its outcomes.
     assert parallel and _failed(direct, "complete") == parallel
     assert _failed(direct, "charged_over_cap") == charged
 
@@ -365,7 +493,9 @@ def test_offline_usage_counts_bound_tool_schemas_and_system_prompt() -> None:
 
 def _query(kind: str, outcome: str, over_cap: bool = False) -> Query:
     return next(
-        q for q in load() if q.kind == kind and q.outcome == outcome and q.over_cap == over_cap
+        q
+        for q in load()
+        if q.kind == kind and q.outcome == outcome and q.over_cap == over_cap and not q.special
     )
 
 
@@ -426,6 +556,79 @@ async def test_each_check_fails_on_a_bad_answer(graphs: dict[str, Any]) -> None:
     assert charged.verdict == "charged"
     refused = read_run(over, "legacy/hard", True, await _messages(graphs, "legacy/hard", over))
     assert refused.correct
+
+
+def _special(cls: str, **fields: Any) -> Query:
+    return next(
+        q
+        for q in load()
+        if q.special == cls and all(getattr(q, key) == value for key, value in fields.items())
+    )
+
+
+@pytest.mark.parametrize(
+    ("cls", "fields"),
+    [
+        ("block_transient", {}),
+        ("any_transient", {"part_outcomes": ("success", "transient")}),
+        ("any_transient", {"part_outcomes": ("transient", "success")}),
+        ("priority_transient", {"part_outcomes": ("transient", "success")}),
+        ("retried_first", {"part_outcomes": ("transient", "fatal")}),
+        ("retried_first", {"part_outcomes": ("transient", "success")}),
+    ],
+)
+@pytest.mark.parametrize("graph", ["legacy", "middleware"])
+async def test_complete_needs_every_part_named_in_the_questions_order(
+    graphs: dict[str, Any], graph: str, cls: str, fields: dict[str, Any]
+) -> None:
+    from langchain_core.messages import ToolMessage
+    from stop_on_artifact import ANSWER_SEPARATOR
+
+    query = _special(cls, **fields)
+    name = f"{graph}/hard"
+    good = await _messages(graphs, name, query)
+    run = read_run(query, name, True, good)
+    assert run.correct, run.checks  # the project's own hard stop answers every part, in order
+    first, second = good[-1].text.split(ANSWER_SEPARATOR)
+    if query.policy != "all":  # the part any/priority stopped before retrying: named not done
+        unsettled = next(
+            m for m in good if isinstance(m, ToolMessage) and m.artifact["reason"] == "transient"
+        )
+        assert unsettled.artifact["not_done"] in (first, second)
+
+    # A part silently dropped, either one.
+    for kept in (first, second):
+        dropped = read_run(query, name, True, _with_answer(good, kept))
+        assert dropped.checks["complete"] is False
+        # Partial; wrong when what is left is only a not-done line (no result at all).
+        assert dropped.verdict == ("partial" if dropped.checks.get("content", True) else "wrong")
+    # Both parts, swapped: every part is there (verbatim, which reads pieces, still passes),
+    # but not in the question's order.
+    swapped = read_run(query, name, True, _with_answer(good, second + ANSWER_SEPARATOR + first))
+    assert swapped.checks["verbatim"] is True
+    assert swapped.checks["complete"] is False and swapped.verdict == "partial"
+    # A model-written answer is judged the same way: it names each part in its own words
+    # around the result's identifying text, in the question's order, or fails.
+    prose = f"First: {first}\n\nThen: {second}"
+    assert read_run(query, name, False, _with_answer(good, prose)).checks["complete"] is True
+    prose = f"First: {second}\n\nThen: {first}"
+    assert read_run(query, name, False, _with_answer(good, prose)).checks["complete"] is False
+
+
+async def test_complete_reads_the_baselines_runs(graphs: dict[str, Any]) -> None:
+    # Stock create_agent retries the first part; the offline model then answers in arrival
+    # order: every part is there, the first one last.
+    query = _special("retried_first", part_outcomes=("transient", "success"))
+    stock = read_run(query, "create_agent", False, await _messages(graphs, "create_agent", query))
+    assert stock.checks["complete"] is False and stock.checks["content"] is True
+    # In the question's order, the same run is complete.
+    both = _special("retried_first", part_outcomes=("transient", "fatal"))
+    plain = next(q for q in load() if q.kind == "parallel" and q.outcome == "success")
+    run = read_run(plain, "create_agent", False, await _messages(graphs, "create_agent", plain))
+    assert run.checks["complete"] is True
+    # return_direct relays one part: the second, while the first is never named.
+    direct = read_run(both, "return_direct", False, await _messages(graphs, "return_direct", both))
+    assert direct.checks["complete"] is False
 
 
 # --- the latency profile and the statistics -------------------------------------------
