@@ -15,10 +15,10 @@ import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+import stop_on_artifact as stopping
 from langchain_core.messages import ToolCall, ToolMessage
 from langgraph.types import Command
 
-from agent import stopping
 from agent.context import Context, resolve
 from agent.tools.checkout import purchase
 from agent.tools.markdown import label

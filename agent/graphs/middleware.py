@@ -2,7 +2,7 @@
 
 Order is public behaviour. ``SpendCapMiddleware`` wraps every tool call outermost, so a
 policy denial is written before any stop is interpreted; the core's
-:class:`~agent.stopping.middleware.StopOnArtifactMiddleware` reads the step in
+:class:`~stop_on_artifact.middleware.StopOnArtifactMiddleware` reads the step in
 ``before_model`` (which runs right after tools) and jumps to the end.
 """
 
@@ -23,13 +23,13 @@ from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Checkpointer
+from stop_on_artifact.middleware import StopOnArtifactMiddleware, StopOnArtifactState
 
 from agent.context import Context, resolve
 from agent.graphs.commands import checked
 from agent.models import OfflineChatModel, load_model
 from agent.policy import ToolResult, aenforce_spend_cap, enforce_spend_cap, tool_error_content
 from agent.state import add_messages_quietly
-from agent.stopping.middleware import StopOnArtifactMiddleware, StopOnArtifactState
 from agent.tools import TOOLS
 from agent.tracing.client import configure_tracing
 from agent.tracing.metadata import trace_decision, trace_model_call
@@ -109,7 +109,7 @@ def build_middleware(
         ContextModelMiddleware(),
         SpendCapMiddleware(),  # policy first: a denial is written before any stop is read
         ToolErrorMiddleware(on_error=tool_error_content),
-        # Settings come from each run's Context (same-named fields override the defaults).
+        # StopSettings() here; each run's Context replaces what that run set (StopSettings.for_run).
         StopOnArtifactMiddleware(on_decision=trace_decision, on_model_call=trace_model_call),
     ]
     compiled = create_agent(

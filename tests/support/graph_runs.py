@@ -9,11 +9,11 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
+from stop_on_artifact.decision import turn_start
 
 from agent.client.scenarios import MODEL_NODES
 from agent.graphs.legacy import build_legacy
 from agent.graphs.middleware import build_middleware
-from agent.stopping import turn_start
 from agent.tools import TOOLS
 
 
