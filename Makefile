@@ -23,7 +23,7 @@ $(UV):
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/python -m pip install --quiet "uv==$(UV_VERSION)"
 
-$(VENV)/.synced: $(UV) pyproject.toml uv.lock
+$(VENV)/.synced: $(UV) pyproject.toml libs/stop-on-artifact/pyproject.toml uv.lock
 	$(UV) sync --frozen --python $(PYTHON)
 	@touch $@
 
@@ -55,21 +55,21 @@ prod-lock: $(UV) ## Re-pin aegra/requirements.txt from aegra/requirements.in.
 		--python-platform x86_64-unknown-linux-gnu --generate-hashes --no-header --quiet \
 		-o aegra/requirements.txt
 
-test: install prod-env ## The whole suite: unit, through `langgraph dev` and Aegra, then the pins.
+test: install prod-env ## The whole suite: unit, dev server, Aegra; the pins; the library on newest and 0.6.6.
 	$(RUN) pytest
-	$(RUN) python -m tests.compat.run --only pins legacy-0.6.6
+	$(RUN) python -m tests.compat.run --only pins legacy-0.6.6 lib-newest lib-legacy-0.6.6
 
 unit: install ## The in-process tests only: seconds, for the edit loop.
-	$(RUN) pytest tests/unit_tests -q --deselect tests/unit_tests/test_bench.py
+	$(RUN) pytest tests/unit_tests libs/stop-on-artifact/tests -q --deselect tests/unit_tests/test_bench.py
 
 lint: install ## Ruff and mypy strict.
-	$(RUN) ruff check agent tests bench
-	$(RUN) ruff format --check agent tests bench
+	$(RUN) ruff check agent tests bench libs
+	$(RUN) ruff format --check agent tests bench libs
 	$(RUN) mypy
 
 format: install ## Ruff's fixes and formatting.
-	$(RUN) ruff check --fix agent tests bench
-	$(RUN) ruff format agent tests bench
+	$(RUN) ruff check --fix agent tests bench libs
+	$(RUN) ruff format agent tests bench libs
 
 bench: install prod-env ## The benchmark: writes bench/results/.
 	$(RUN) python -m bench
@@ -77,7 +77,7 @@ bench: install prod-env ## The benchmark: writes bench/results/.
 e2e: install ## The check matrix against a dev server on real Groq (needs GROQ_API_KEY).
 	$(RUN) python -m agent.client.e2e
 
-compat: install ## The characterization suite on the article's pins, the newest releases, 0.6.6.
+compat: install ## The characterization suite on the article's pins, newest, 0.6.6; the library alone.
 	$(RUN) python -m tests.compat.run
 
 clean: ## Remove the environments and caches (not .prod/ state).

@@ -1,6 +1,8 @@
-"""Per-call tool stopping for LangGraph agents, decided from the tool's artifact.
+"""The deployable demo of per-call tool stopping, built on the ``stop_on_artifact`` library.
 
-- :mod:`agent.stopping`: the reusable core (artifact, ``decide()``, middleware, router);
+The core (artifact, ``decide()``, router, middleware, harness) is the library in
+``libs/stop-on-artifact``; nothing of it lives here.
+
 - :mod:`agent.graphs`: the ``legacy`` and ``middleware`` graphs ``langgraph.json`` serves;
 - :mod:`agent.tools`, :mod:`agent.models`, :mod:`agent.policy`, :mod:`agent.context`: the
   demo app (knowledge base and checkout, the offline model, the spend cap, the context);

@@ -1,7 +1,10 @@
 """The runtime context both graphs share (``context_schema``).
 
 A pydantic model, not a plain dataclass: the server validates it, so a run started with
-``stop_mode="bogus"`` fails with an error that names the field instead of running.
+``stop_mode="bogus"`` fails with an error that names the field instead of running. It
+extends the library's :class:`~stop_on_artifact.StopSettings`, so the four stop settings,
+their defaults, bounds and descriptions are written once, there; the graphs' router and
+middleware read a run's settings from the fields that run set.
 """
 
 from __future__ import annotations
@@ -11,9 +14,8 @@ import re
 from typing import Any, Literal
 
 from langgraph.runtime import get_runtime
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from agent.stopping.settings import MAX_LIMIT, ParallelPolicy, StopMode
+from pydantic import Field, field_validator
+from stop_on_artifact import StopSettings
 
 Outcome = Literal["success", "transient", "retryable", "fatal"]
 """A forced tool outcome; ``transient`` and ``retryable`` mean the same thing."""
@@ -31,12 +33,14 @@ def default_model() -> str:
     return GROQ_DEFAULT_MODEL if os.environ.get("GROQ_API_KEY") else OFFLINE_MODEL
 
 
-class Context(BaseModel):
-    """Per-run settings. Every field shows in Studio with its description."""
+class Context(StopSettings):
+    """Per-run settings. Every field shows in Studio with its description.
 
-    # Errors name the field and the expected form, never the value: a value can be a
-    # secret pasted in the wrong field, and errors reach the client and the server log.
-    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+    ``stop_mode``, ``parallel_policy``, ``max_retries`` and ``max_model_calls`` come from
+    :class:`~stop_on_artifact.StopSettings`, and so does the config: frozen, unknown fields
+    refused, and errors that name the field and the expected form, never the value (a value
+    can be a secret pasted in the wrong field, and errors reach the client and the log).
+    """
 
     model: str = Field(
         default_factory=default_model,
@@ -44,15 +48,6 @@ class Context(BaseModel):
             "Chat model: 'offline' (deterministic, no network) or a 'provider:model' string "
             "for init_chat_model, e.g. 'groq:llama-3.3-70b-versatile'. Default: 'offline', "
             "or the Groq default when GROQ_API_KEY is set."
-        ),
-    )
-    stop_mode: StopMode = Field(
-        default="hard",
-        description=(
-            "What a stop artifact does. 'hard': end with the tool's content verbatim, no "
-            "further model call. 'polish': one more model call, with no tools, to phrase the "
-            "answer. 'never': ignore completed/fatal stops (the stock loop). Policy blocks "
-            "and the retry budget stop in every mode."
         ),
     )
     force_outcome: Outcome | list[Outcome] | None = Field(
@@ -66,26 +61,6 @@ class Context(BaseModel):
         ),
     )
     seed: int = Field(default=0, description="Seed for the outcome RNG when force_outcome is None.")
-    parallel_policy: ParallelPolicy = Field(
-        default="all",
-        description=(
-            "Several tool calls in one model turn. 'all' (default): stop only when every "
-            "call of the step has a stopping reason, so a part that failed transiently is "
-            "retried first. 'priority': any stop ends the step, policy_block > fatal > "
-            "completed naming the rule. 'any': the first stop in call order. A policy block "
-            "stops at once under every policy; a hard stop answers with every part the turn "
-            "settled."
-        ),
-    )
-    max_retries: int = Field(
-        default=2,
-        ge=0,
-        le=MAX_LIMIT,
-        description=(
-            "Transient outcomes allowed since the last user message; one more stops the run "
-            "with rule 'retry_budget' and a user-safe message."
-        ),
-    )
     spend_cap: float = Field(
         default=500.0,
         ge=0,
@@ -103,19 +78,6 @@ class Context(BaseModel):
             "approval request (one action per blocked call; Agent Chat UI and Studio show "
             "approve / reject). Resume with {'decisions': [{'type': 'approve'}]} to run "
             "the call, or [{'type': 'reject', 'message': '...'}] to keep the refusal."
-        ),
-    )
-
-    max_model_calls: int = Field(
-        default=6,
-        ge=1,
-        le=MAX_LIMIT,
-        description=(
-            "Model calls allowed per user message. A tool step that would send the run back "
-            "to the model past this cap stops it with rule 'model_call_limit' and a "
-            "user-safe message. A run capped at k model calls needs a recursion_limit of at "
-            "least 2k+2 steps in 'legacy' and 4k+2 in 'middleware' (LangGraph 1.x defaults "
-            "are far above that)."
         ),
     )
 

@@ -6,28 +6,24 @@ import inspect
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
 from langchain.chat_models import init_chat_model
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
-    AIMessageChunk,
     BaseMessage,
     HumanMessage,
     ToolMessage,
 )
 from langchain_core.messages.utils import count_tokens_approximately
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
+from stop_on_artifact.artifact import NOT_DONE_FIELD
+from stop_on_artifact.decision import latest_tool_step, message_text, turn_start  # internal
+from stop_on_artifact.testing import ScriptedChatModel
 
 from agent.context import OFFLINE_MODEL
-from agent.stopping import NOT_DONE_FIELD, latest_tool_step, message_text, turn_start
 
 # Linear time on any text: no pattern below can rescan what an earlier attempt scanned.
 # ``buy <item> for <amount>`` is two scans, not one lazy pattern (``buy.+?for``
@@ -116,7 +112,7 @@ def billed_input_tokens(
     return count_tokens_approximately(messages) + math.ceil(schema_chars / 4)
 
 
-class OfflineChatModel(BaseChatModel):
+class OfflineChatModel(ScriptedChatModel):
     """A deterministic chat model that decides from the message history alone.
 
     One graph object serves every thread on the server, so nothing here is a shared
@@ -132,6 +128,7 @@ class OfflineChatModel(BaseChatModel):
     Every reply reports ``usage_metadata`` from ``count_tokens_approximately``, counted the
     way a provider bills: the input is every message sent (a system prompt included) plus
     the schemas of the tools bound for that call (none for a call with no tools bound).
+    Binding, streaming and the async path are the library's scripted model's.
     """
 
     model_name: str = OFFLINE_MODEL
@@ -140,25 +137,22 @@ class OfflineChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "offline"
 
-    def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
-        *,
-        tool_choice: str | None = None,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Bind tools; the model reads their names and schemas on each call.
+    def respond(
+        self, messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]
+    ) -> AIMessage:
+        """Return the reply to one call, with the usage a provider would bill.
+
+        :class:`~stop_on_artifact.testing.ScriptedChatModel` does the rest: tools bound on a
+        copy, tool calls streamed, sync and async.
 
         Args:
-            tools: Tools to offer.
-            tool_choice: Accepted for interface compatibility and ignored.
-            **kwargs: Passed to ``bind``.
+            messages: The messages of this call.
+            tools: The tools bound for this call, in OpenAI format.
 
         Returns:
-            A runnable that calls this model with the tools bound.
+            The reply, from :meth:`reply`, with usage and response metadata.
         """
-        del tool_choice
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+        return self._result(messages, tools)
 
     def reply(self, messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
         """Return the next AIMessage for a history, without usage numbers.
@@ -274,7 +268,9 @@ class OfflineChatModel(BaseChatModel):
         parts = parts or [f"{m.name}: {_summary(message_text(m))}" for m in step]
         return "Here is what I found. " + " | ".join(parts)
 
-    def _result(self, messages: list[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
+    def _result(
+        self, messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]
+    ) -> AIMessage:
         message = self.reply(messages, tools)
         input_tokens = billed_input_tokens(messages, tools)
         output_tokens = count_tokens_approximately([message])
@@ -285,49 +281,6 @@ class OfflineChatModel(BaseChatModel):
         }
         message.response_metadata = {"model_name": self.model_name, "model_provider": "offline"}
         return message
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        message = self._result(messages, kwargs.get("tools") or [])
-        return ChatResult(generations=[ChatGeneration(message=message)])
-
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        message = self._result(messages, kwargs.get("tools") or [])
-        words = re.findall(r"\S+\s*", message_text(message))
-        for word in words:
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=word))
-            if run_manager:
-                run_manager.on_llm_new_token(word, chunk=chunk)
-            yield chunk
-        yield ChatGenerationChunk(
-            message=AIMessageChunk(
-                content="",
-                tool_call_chunks=[
-                    {
-                        "name": call["name"],
-                        "args": json.dumps(call["args"]),
-                        "id": call["id"],
-                        "index": i,
-                        "type": "tool_call_chunk",
-                    }
-                    for i, call in enumerate(message.tool_calls)
-                ],
-                usage_metadata=message.usage_metadata,
-                response_metadata=message.response_metadata,
-                chunk_position="last",
-            )
-        )
 
 
 class ModelLoadError(ValueError):

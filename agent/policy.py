@@ -33,13 +33,13 @@ import math
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import stop_on_artifact as stopping
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langgraph.types import Command
+from stop_on_artifact.decision import turn_start
 
-from agent import stopping
 from agent.approval import MAX_REASON_CHARS, approval_request, ask, reject_reason
 from agent.context import Context, resolve
-from agent.stopping import turn_start
 from agent.tools.checkout import purchase
 from agent.tools.markdown import excerpt, label
 from agent.tracing.metadata import trace_approval_asked, with_artifact_metadata

@@ -10,9 +10,8 @@ from typing import Annotated, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import Messages, add_messages
+from stop_on_artifact import StopDecision
 from typing_extensions import TypedDict
-
-from agent.stopping import StopDecision
 
 
 def add_messages_quietly(left: Messages, right: Messages) -> Messages:

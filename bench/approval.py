@@ -31,11 +31,11 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from stop_on_artifact.decision import turn_start
 
 from agent.client.scenarios import GRAPHS
 from agent.graphs.legacy import build_legacy
 from agent.graphs.middleware import build_middleware
-from agent.stopping import turn_start
 from bench.latency import Profile
 from bench.queries import DEFAULT_PATH, Query, load
 

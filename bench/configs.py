@@ -32,13 +32,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
+from stop_on_artifact.middleware import StopOnArtifactMiddleware
+from stop_on_artifact.settings import StopMode
 
 from agent.context import Context
 from agent.graphs.legacy import build_legacy
 from agent.graphs.middleware import build_middleware
 from agent.models import OfflineChatModel
-from agent.stopping.middleware import StopOnArtifactMiddleware
-from agent.stopping.settings import StopMode
 from agent.tools import TOOLS, checkout, search
 
 STOP_MODES: tuple[StopMode, ...] = ("hard", "polish", "never")

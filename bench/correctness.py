@@ -40,16 +40,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from stop_on_artifact import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
+from stop_on_artifact.artifact import NOT_DONE_FIELD
+from stop_on_artifact.decision import invocation_index
 
 from agent.context import Context
 from agent.policy import SPEND_CAP_MESSAGE
-from agent.stopping import (
-    ANSWER_SEPARATOR,
-    MODEL_CALL_LIMIT_MESSAGE,
-    NOT_DONE_FIELD,
-    RETRY_BUDGET_MESSAGE,
-    invocation_index,
-)
 from bench.queries import Query
 
 _REASON_OF = {

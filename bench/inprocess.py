@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
+from stop_on_artifact import decide
 from tqdm import tqdm
 
 from agent.context import Context
-from agent.stopping import decide
 from bench.configs import Config
 from bench.correctness import RunRecord, read_run
 from bench.latency import simulated_seconds
@@ -334,7 +334,7 @@ def decomposition(result: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append(
             {
                 "component": "decide",
-                "what": "agent.stopping.decision.decide() alone, timed directly",
+                "what": "stop_on_artifact.decision.decide() alone, timed directly",
                 **dict.fromkeys(
                     ("sync", "async", "sync_cpu", "async_cpu"),
                     {"median": cost["p50_us"], "ci95": None},
@@ -345,7 +345,7 @@ def decomposition(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 async def decide_cost(config: Config, queries: Sequence[Query]) -> dict[str, Any]:
-    """Time :func:`agent.stopping.decision.decide` alone, once per tool step, on real histories.
+    """Time :func:`stop_on_artifact.decision.decide` alone, once per tool step, on real histories.
 
     Each query runs once under ``config``; every prefix of its final messages that ends a
     tool step is decided ``DECIDE_REPEATS`` times, with ``stop_mode=never``.

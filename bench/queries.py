@@ -35,9 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from stop_on_artifact.settings import PARALLEL_POLICIES, ParallelPolicy
+
 from agent.context import OFFLINE_MODEL, Context
 from agent.models import parse_buy
-from agent.stopping.settings import PARALLEL_POLICIES, ParallelPolicy
 from agent.tools.search import knowledge_base, lookup
 
 DEFAULT_PATH = Path(__file__).parent / "data" / "queries.jsonl"

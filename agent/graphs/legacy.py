@@ -10,7 +10,7 @@
 ``on_policy_block="ask"``, first pauses the step with one approval request and applies the
 person's decisions; see :mod:`agent.policy`), runs a ``ToolNode`` on the others (in the
 order the model issued them), then asks the core's
-:class:`~agent.stopping.graph.StopRouter` about the step, which checkpoints the decision
+:class:`~stop_on_artifact.router.StopRouter` about the step, which checkpoints the decision
 under ``stop_decision``. ``finalize`` makes no model call: it relays the settled tools'
 content. Nothing here needs langgraph or langchain 1.x: the graph builds and runs on
 langgraph 0.6.6 with langchain-core 0.3 (``make compat``).
@@ -29,6 +29,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
+from stop_on_artifact.router import StopRouter
+from stop_on_artifact.state import require_messages
 
 from agent.context import Context, resolve
 from agent.graphs.commands import checked
@@ -41,8 +43,6 @@ from agent.policy import (
     tool_error_content,
 )
 from agent.state import InputState, State
-from agent.stopping.graph import StopRouter
-from agent.stopping.state import require_messages
 from agent.tools import TOOLS
 from agent.tracing.client import configure_tracing
 from agent.tracing.metadata import trace_decision, trace_model_call, traced_tool
@@ -75,7 +75,7 @@ def build_legacy(
         handle_tool_errors=tool_error_content,
         messages_key=CALLS_TO_RUN,
     )
-    router = StopRouter(on_decision=trace_decision)  # settings come from each run's Context
+    router = StopRouter(on_decision=trace_decision)  # per run: the Context fields it set
 
     async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Call the model; with tools bound unless a polish stop is pending."""

@@ -4,7 +4,7 @@ Order is public behaviour. ``SpendCapMiddleware`` wraps every tool call outermos
 policy denial is written before any stop is interpreted, and, with
 ``on_policy_block="ask"``, pauses the step in ``after_model`` (before any ``tools`` task
 starts) with one approval request; the core's
-:class:`~agent.stopping.middleware.StopOnArtifactMiddleware` reads the step in
+:class:`~stop_on_artifact.middleware.StopOnArtifactMiddleware` reads the step in
 ``before_model`` (which runs right after tools) and jumps to the end.
 """
 
@@ -27,6 +27,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
+from stop_on_artifact.middleware import StopOnArtifactMiddleware, StopOnArtifactState
 
 from agent.context import Context, resolve
 from agent.graphs.commands import checked
@@ -39,7 +40,6 @@ from agent.policy import (
     tool_error_content,
 )
 from agent.state import add_messages_quietly
-from agent.stopping.middleware import StopOnArtifactMiddleware, StopOnArtifactState
 from agent.tools import TOOLS
 from agent.tracing.client import configure_tracing
 from agent.tracing.metadata import trace_decision, trace_model_call
@@ -145,7 +145,7 @@ def build_middleware(
         ContextModelMiddleware(),
         SpendCapMiddleware(),  # policy first: a denial is written before any stop is read
         ToolErrorMiddleware(on_error=tool_error_content),
-        # Settings come from each run's Context (same-named fields override the defaults).
+        # StopSettings() here; each run's Context replaces what that run set (StopSettings.for_run).
         StopOnArtifactMiddleware(on_decision=trace_decision, on_model_call=trace_model_call),
     ]
     compiled = create_agent(

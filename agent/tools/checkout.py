@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 from typing import Annotated, Any
 
+import stop_on_artifact as stopping
 from langchain_core.messages import AnyMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.prebuilt import InjectedState
 
-from agent import stopping
 from agent.context import run_context
 from agent.tools.markdown import label, plain
 from agent.tools.outcomes import draw_outcome

@@ -6,9 +6,9 @@ import random
 from collections.abc import Mapping, Sequence
 
 from langchain_core.messages import BaseMessage
+from stop_on_artifact.decision import invocation_index  # internal: the turn's call order
 
 from agent.context import Context, Outcome
-from agent.stopping import invocation_index
 
 DEFAULT_WEIGHTS: Mapping[Outcome, float] = {"success": 0.6, "transient": 0.25, "fatal": 0.15}
 """The outcome mix when nothing is forced."""

@@ -28,8 +28,9 @@ from langchain_core.tracers.langchain import LangChainTracer
 from langgraph.config import get_config
 from langsmith import RunTree
 from langsmith.run_helpers import get_current_run_tree
+from stop_on_artifact import StopDecision
+from stop_on_artifact.decision import turn_start  # internal: the library's own turn scan
 
-from agent.stopping import StopDecision, turn_start
 from agent.tracing.allowlist import sanitize_artifact
 
 if TYPE_CHECKING:  # langgraph 1.x only: the legacy graph imports this module on 0.6 too

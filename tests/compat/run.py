@@ -7,12 +7,17 @@ Each environment is a throwaway virtualenv made with ``uv venv`` + ``uv pip inst
 - ``legacy-0.6.6``: langgraph 0.6.6, the last release before ``create_agent``, with the
   langchain 0.3 line it supports. The project's ``legacy`` graph runs there (the
   forced-outcome matrix, the golden transcripts, the model-call cap); ``middleware`` and the
-  ``create_agent`` pins skip, saying what is missing.
+  ``create_agent`` pins skip, saying what is missing;
+- ``lib-newest`` and ``lib-legacy-0.6.6``: the library alone, as a user installs it
+  (``pip install "libs/stop-on-artifact[langchain]"`` on the newest releases;
+  ``pip install libs/stop-on-artifact`` beside langgraph 0.6.6 and langchain-core 0.3.67, its
+  declared lower bounds), running its own suite, ``libs/stop-on-artifact/tests``.
 
-The project goes in with ``uv pip install -e . --no-deps``; its other dependencies come
-from ``pyproject.toml`` (the dev server is a dev dependency: no test here starts one). Then
-pytest runs ``tests/compat/test_characterization.py`` (and ``tests/unit_tests/test_matrix.py``,
-which builds both graphs, where both can run) inside the environment. A table of versions,
+The library is installed normally, with its dependencies (never ``--no-deps``). The app goes
+in with ``uv pip install -e . --no-deps``; its other dependencies come from ``pyproject.toml``
+(the dev server is a dev dependency: no test here starts one). Then pytest runs
+``tests/compat/test_characterization.py`` (and ``tests/unit_tests/test_matrix.py``, which
+builds both graphs, where both can run) inside the environment. A table of versions,
 results and the reasons a graph cannot run closes the output; the exit status is non-zero
 if any test failed.
 
@@ -35,10 +40,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+LIBRARY = ROOT / "libs" / "stop-on-artifact"
+LIBRARY_NAME = "stop-on-artifact"
 SUITE = "tests/compat/test_characterization.py"
 MATRIX = "tests/unit_tests/test_matrix.py"
+LIBRARY_SUITE = "libs/stop-on-artifact/tests"
 TEST_TOOLS = ("pytest>=8", "pytest-asyncio>=0.23")
 REPORTED = ("langgraph", "langchain", "langchain-core", "langgraph-prebuilt", "langchain-groq")
+REPORTED += ("stop-on-artifact",)
+
+
+def library(extra: str = "") -> str:
+    """The library as a requirement on its local folder: installed normally, with its deps."""
+    return f"{LIBRARY_NAME}{extra} @ {LIBRARY.as_uri()}"
 
 
 @dataclass(frozen=True)
@@ -54,6 +68,8 @@ class Environment:
     """Install the project's remaining dependencies from pyproject.toml."""
     upgrade: bool = False
     tests: tuple[str, ...] = (SUITE, MATRIX)
+    app: bool = True
+    """Install the app too (``-e . --no-deps``); False: the library alone, as a user has it."""
 
 
 ENVIRONMENTS = (
@@ -64,10 +80,25 @@ ENVIRONMENTS = (
     Environment("newest", (), upgrade=True),
     Environment(
         "legacy-0.6.6",
-        ("langgraph==0.6.6", "langchain<1", "pydantic>=2.7", "typing-extensions>=4.10"),
+        ("langgraph==0.6.6", "langchain<1", "pydantic>=2.7", "typing-extensions>=4.10", library()),
         unrunnable=("middleware", "create_agent"),  # create_agent arrived in langchain 1.0
         project_deps=False,
         tests=(SUITE,),
+    ),
+    Environment(
+        "lib-newest",
+        (library("[langchain]"),),
+        upgrade=True,
+        project_deps=False,
+        tests=(LIBRARY_SUITE,),
+        app=False,
+    ),
+    Environment(
+        "lib-legacy-0.6.6",
+        (library(), "langgraph==0.6.6", "langchain-core==0.3.67"),
+        project_deps=False,
+        tests=(LIBRARY_SUITE,),
+        app=False,
     ),
 )
 
@@ -110,7 +141,9 @@ def requirements(env: Environment) -> list[str]:
         project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
         for requirement in project["dependencies"]:
             name = _name(requirement)
-            if name not in pinned:
+            if name == LIBRARY_NAME and name not in pinned:
+                wanted.append(library("[langchain]"))  # the workspace member, not PyPI's
+            elif name not in pinned:
                 wanted.append(requirement)
     return [*wanted, *TEST_TOOLS]
 
@@ -126,9 +159,12 @@ def _versions(python: Path) -> dict[str, str]:
         f"for name in {REPORTED!r}:\n"
         "    try: out[name] = m.version(name)\n"
         "    except m.PackageNotFoundError: out[name] = '-'\n"
-        "from tests.compat.test_characterization import default_recursion_limit\n"
-        "limit = default_recursion_limit()\n"
-        "out['default recursion_limit'] = str(limit) if limit else '>= 200'\n"
+        "try:\n"
+        "    from tests.compat.test_characterization import default_recursion_limit\n"
+        "    limit = default_recursion_limit()\n"
+        "    out['default recursion_limit'] = str(limit) if limit else '>= 200'\n"
+        "except ImportError:  # the library alone: no app to import\n"
+        "    pass\n"
         "print(json.dumps(out))\n"
     )
     done = _run([str(python), "-c", code], cwd=ROOT)
@@ -175,7 +211,7 @@ def characterize(env: Environment, uv: str, keep: bool) -> Result:
         if env.upgrade:
             install.append("--upgrade")
         done = _run([*install, *requirements(env)], env=uv_env)
-        if done.returncode == 0:
+        if done.returncode == 0 and env.app:
             done = _run([*install, "--no-deps", "-e", str(ROOT)], env=uv_env)
         result.seconds["install"] = time.monotonic() - started
         if done.returncode != 0:

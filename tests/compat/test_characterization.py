@@ -41,8 +41,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import BaseTool, tool
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, MessagesState, StateGraph
-
-from tests.support.scripted_model import ScriptedChatModel, tool_call
+from stop_on_artifact.testing import ScriptedChatModel, tool_call
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAPHS = ("legacy", "middleware")
@@ -142,8 +141,8 @@ def require_create_agent() -> None:
 
 
 def load_contract() -> types.ModuleType:
-    """Import the stop core, ``agent.stopping``: importing it builds no graph."""
-    return importlib.import_module("agent.stopping")
+    """Import the stop core, ``stop_on_artifact``: importing it builds no graph."""
+    return importlib.import_module("stop_on_artifact")
 
 
 @pytest.mark.parametrize("graph", GRAPHS)
@@ -158,7 +157,7 @@ def test_the_graph_can_run_on_these_versions(graph: str) -> None:
 
 
 def test_the_contract_runs_on_these_versions() -> None:
-    """agent.stopping needs only langchain-core messages and pydantic: it runs anywhere."""
+    """stop_on_artifact needs only langchain-core messages and pydantic: it runs anywhere."""
     contract = load_contract()
     context = importlib.import_module("agent.context").Context(model="offline")
     call = {"name": "search", "args": {}, "id": "c0", "type": "tool_call"}
@@ -589,8 +588,9 @@ def test_the_model_call_cap_ends_the_run_within_the_default_recursion_limit(grap
     ``model_call_limit``, and one model call more is the framework's GraphRecursionError.
     """
     require_graph(graph)
+    from stop_on_artifact import MODEL_CALL_LIMIT_MESSAGE
+
     from agent.context import Context
-    from agent.stopping import MODEL_CALL_LIMIT_MESSAGE
 
     field = Context.model_fields["max_model_calls"]
     ceiling = int(next(m.le for m in field.metadata if hasattr(m, "le")))

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import StreamMode
+from stop_on_artifact import parse_artifact
 
 from agent.client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario, by_name
-from agent.stopping import parse_artifact
 from tests.support.api import (
     answer_ids,
     api_tool_record,

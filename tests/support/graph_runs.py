@@ -10,11 +10,11 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from stop_on_artifact.decision import turn_start
 
 from agent.client.scenarios import MODEL_NODES
 from agent.graphs.legacy import build_legacy
 from agent.graphs.middleware import build_middleware
-from agent.stopping import turn_start
 from agent.tools import TOOLS
 
 

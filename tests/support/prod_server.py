@@ -49,7 +49,8 @@ def write_config(folder: Path, extra_graphs: Mapping[str, str] | None = None) ->
         The config's path.
     """
     config = json.loads(CONFIG.read_text("utf-8"))
-    config["dependencies"] = [str(ROOT)]
+    # Aegra puts each dependency folder on sys.path (it installs nothing): absolute paths.
+    config["dependencies"] = [str((ROOT / dep).resolve()) for dep in config["dependencies"]]
     config["graphs"] = {
         graph: str(ROOT / entry.removeprefix("./")) for graph, entry in config["graphs"].items()
     }

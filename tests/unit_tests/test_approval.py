@@ -241,9 +241,9 @@ async def test_an_answer_is_honoured_without_the_paused_runs_context(
 
 def test_only_an_approved_call_that_timed_out_carries_its_approval_to_the_retry() -> None:
     from langchain_core.messages import AIMessage, HumanMessage
+    from stop_on_artifact import completed, transient
 
     from agent.policy import _retried_approvals
-    from agent.stopping import completed, transient
 
     call = {"name": "checkout", "args": {"item": "desk", "amount": 900}, "id": "c1"}
     issued = [HumanMessage("buy a desk for 900"), AIMessage("", tool_calls=[call])]

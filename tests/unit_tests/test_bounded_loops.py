@@ -22,19 +22,15 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.errors import GraphRecursionError
+from stop_on_artifact import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
+from stop_on_artifact.decision import not_done_text
+from stop_on_artifact.testing import ScriptedChatModel, tool_call
 
 from agent.client.scenarios import GRAPHS
 from agent.context import Context
 from agent.models import load_model
-from agent.stopping import (
-    ANSWER_SEPARATOR,
-    MODEL_CALL_LIMIT_MESSAGE,
-    RETRY_BUDGET_MESSAGE,
-    not_done_text,
-)
 from agent.tools import TOOLS
 from tests.support.graph_runs import Observed, build, run
-from tests.support.scripted_model import ScriptedChatModel, tool_call
 
 FRESH_CALLS_MODEL = "scripted:fresh-calls"
 """Context ``model`` value that selects :func:`fresh_calls` in these tests."""

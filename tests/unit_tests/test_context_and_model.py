@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from pydantic import ValidationError
+from stop_on_artifact import StopSettings, transient
 
-from agent.context import GROQ_DEFAULT_MODEL, Context, default_model
+from agent.context import GROQ_DEFAULT_MODEL, Context, default_model, resolve
 from agent.models import ModelLoadError, OfflineChatModel, load_model
-from agent.stopping import transient
 from agent.tools import TOOLS
 from tests.support.graph_runs import build, run
 
@@ -159,3 +159,21 @@ async def test_a_run_without_messages_names_messages(
     graph = build(graph_name)
     with pytest.raises(ValueError, match="'messages'"):
         await graph.ainvoke(payload, {"configurable": {"thread_id": "empty"}})
+
+
+def test_the_context_is_the_librarys_settings_type_and_drives_every_setting_per_run() -> None:
+    # One definition: the four fields are StopSettings', defaults, bounds and descriptions.
+    assert issubclass(Context, StopSettings)
+    for name, field in StopSettings.model_fields.items():
+        mine = Context.model_fields[name]
+        assert (mine.default, mine.description, mine.metadata) == (
+            field.default,
+            field.description,
+            field.metadata,
+        )
+    chosen: dict[str, Any] = {"stop_mode": "polish", "parallel_policy": "any"}
+    chosen |= {"max_retries": 0, "max_model_calls": 3}
+    built = StopSettings()  # what both graphs' router and middleware are built with
+    assert built.for_run(resolve({**chosen, "seed": 4})) == StopSettings(**chosen)
+    assert built.for_run(resolve(None)) == built
+    assert built.for_run(resolve({"seed": 4})) == built

@@ -6,11 +6,12 @@ import logging
 from typing import Any
 
 import pytest
+import stop_on_artifact as stopping
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from stop_on_artifact import InvalidArtifactError, decide, parse_artifact
+from stop_on_artifact.decision import is_hard_stop, transient_count
 
-from agent import stopping
 from agent.context import Context
-from agent.stopping import InvalidArtifactError, decide, parse_artifact
 
 
 def step(*results: tuple[str, Any] | tuple[str, Any, str], history: int = 0) -> list[BaseMessage]:
@@ -85,7 +86,7 @@ def test_invalid_artifacts_continue_and_warn_without_content(
     with pytest.raises(InvalidArtifactError):
         parse_artifact(artifact)
     secret = "SECRET-CONTENT-4242"
-    with caplog.at_level(logging.WARNING, logger="agent.stopping.decision"):
+    with caplog.at_level(logging.WARNING, logger="stop_on_artifact.decision"):
         decision = decide(step((secret, artifact)), ctx())
     assert decision == {
         "action": "continue",
@@ -389,10 +390,10 @@ def test_no_tool_step() -> None:
 
 def test_hard_stop_by_mode() -> None:
     stop = decide(step(("x", stopping.completed())), ctx())
-    assert stopping.is_hard_stop(stop, ctx(stop_mode="hard"))
-    assert not stopping.is_hard_stop(stop, ctx(stop_mode="polish"))
+    assert is_hard_stop(stop, ctx(stop_mode="hard"))
+    assert not is_hard_stop(stop, ctx(stop_mode="polish"))
     blocked = decide(step(("x", stopping.policy_block())), ctx())
-    assert stopping.is_hard_stop(blocked, ctx(stop_mode="polish"))
+    assert is_hard_stop(blocked, ctx(stop_mode="polish"))
 
 
 def test_model_call_limit_bounds_the_loop() -> None:
@@ -414,5 +415,5 @@ def test_model_call_limit_bounds_the_loop() -> None:
 def test_a_repeated_transient_result_spends_the_budget_once() -> None:
     messages = step(("t", stopping.transient()), history=1)
     messages.append(messages[-1].model_copy())  # the same tool_call_id delivered twice
-    assert stopping.transient_count(messages) == 2
+    assert transient_count(messages) == 2
     assert decide(messages, ctx(max_retries=2))["rule"] == "transient"

@@ -8,6 +8,7 @@ would show. Generating it needs no Docker daemon.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,5 +63,9 @@ def test_the_auth_path_names_an_auth_object() -> None:
 def test_the_image_installs_the_project_and_bakes_in_no_secret(dockerfile: str) -> None:
     assert dockerfile.startswith(f"FROM langchain/langgraph-api:{CONFIG['python_version']}")
     assert f"ADD . /deps/{ROOT.name}" in dockerfile
+    # The library is a local package of its own; the app's install finds it in the workspace.
+    assert re.search(
+        r"^ADD \./libs/stop-on-artifact /deps/stop-on-artifact(_1)?$", dockerfile, re.M
+    )
     for variable in ("AGENT_API_KEYS", "GROQ_API_KEY", "LANGSMITH_API_KEY", "AGENT_REDACT_TRACES"):
         assert variable not in dockerfile, f"{variable} belongs in the runtime environment"

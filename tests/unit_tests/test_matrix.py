@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 from langchain_core.messages import ToolMessage
-
-from agent.client.scenarios import APPROVAL_SCENARIOS, SCENARIOS, Scenario
-from agent.policy import REJECTED_MESSAGE, SPEND_CAP_MESSAGE
-from agent.stopping import (
+from stop_on_artifact import (
     ANSWER_SEPARATOR,
     MODEL_CALL_LIMIT_MESSAGE,
     RETRY_BUDGET_MESSAGE,
 )
+
+from agent.client.scenarios import APPROVAL_SCENARIOS, SCENARIOS, Scenario
+from agent.policy import REJECTED_MESSAGE, SPEND_CAP_MESSAGE
 from tests.support.graph_runs import build, run, tool_steps
 
 

@@ -1,9 +1,10 @@
 """The production server's config and environment agree with the dev server's.
 
 ``aegra.json`` must name the same graphs (as file paths, the only form Aegra loads), the
-same auth and the same dependencies as ``langgraph.json``; the auth handler must read the
-key whether the server passes header names and values as ``bytes`` (langgraph-api) or
-``str`` (Aegra).
+same auth and the same dependencies as ``langgraph.json`` (Aegra puts each on ``sys.path``
+and installs nothing, so a ``src``-layout library is listed by its ``src`` folder); the auth
+handler must read the key whether the server passes header names and values as ``bytes``
+(langgraph-api) or ``str`` (Aegra).
 """
 
 from __future__ import annotations
@@ -43,7 +44,12 @@ def test_aegra_json_serves_the_graphs_and_auth_of_langgraph_json() -> None:
         path = entry.rpartition(":")[0]
         assert path.startswith("./") and (ROOT / path).is_file(), entry
     assert prod["auth"] == dev["auth"]
-    assert prod["dependencies"] == dev["dependencies"]
+
+    def importable(dep: str) -> str:
+        return f"{dep}/src" if (ROOT / dep / "src").is_dir() else dep
+
+    assert prod["dependencies"] == [importable(dep) for dep in dev["dependencies"]]
+    assert "./libs/stop-on-artifact/src" in prod["dependencies"]
 
 
 def test_prod_requirements_pin_every_package_and_the_graph_libraries_of_uv_lock() -> None:

@@ -109,3 +109,22 @@ def test_dev_server_refuses_an_env_file_that_reaches_real_services(tmp_path: Pat
         assert "sk-secret-value" not in str(error)
     else:
         raise AssertionError("a .env with a Groq key must stop the test server")
+
+
+def test_the_apps_wheel_ships_only_agent(tmp_path: Path) -> None:
+    import shutil
+    import zipfile
+
+    uv = shutil.which("uv") or str(ROOT / ".tools" / "bin" / "uv")
+    done = subprocess.run(
+        [uv, "build", "--wheel", "--quiet", "--out-dir", str(tmp_path), str(ROOT)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    (wheel,) = tmp_path.glob("stop_on_artifact_app-*.whl")
+    tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
+    assert {top for top in tops if not top.endswith(".dist-info")} == {"agent"}
+    assert "tests" not in tops and "bench" not in tops

@@ -22,24 +22,24 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Annotated, Any
 
 import pytest
+import stop_on_artifact as stopping
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, tool
 from langgraph.prebuilt import InjectedState
-
-from agent import stopping
-from agent.client.scenarios import GRAPHS
-from agent.context import Context
-from agent.stopping import (
+from stop_on_artifact import (
     RULES,
     InvalidArtifactError,
     decide,
-    invocation_index,
-    message_text,
     parse_artifact,
 )
+from stop_on_artifact.artifact import MAX_EXTRA_FIELD_CHARS
+from stop_on_artifact.decision import invocation_index, is_hard_stop, message_text
+
+from agent.client.scenarios import GRAPHS
+from agent.context import Context
 from agent.tools.checkout import checkout
 from tests.support.graph_runs import build, run
 
@@ -72,7 +72,7 @@ GRAPH_SETTINGS = settings(
 @pytest.fixture(autouse=True, scope="module")
 def _quiet_contract_warnings() -> Iterator[None]:
     """Fuzzed artifacts are mostly invalid; one warning each would only slow the run."""
-    contract_logger = logging.getLogger("agent.stopping.decision")
+    contract_logger = logging.getLogger("stop_on_artifact.decision")
     level = contract_logger.level
     contract_logger.setLevel(logging.ERROR)
     yield
@@ -133,7 +133,7 @@ def near_valid_artifacts(draw: st.DrawFn, nested: st.SearchStrategy[Any] | None 
     elif how == "nested":
         artifact["detail"] = draw(nested or st.sampled_from([[1], {"a": 1}, ({"b": [2]},)]))
     elif how == "huge":
-        artifact["detail"] = "x" * (stopping.MAX_EXTRA_FIELD_CHARS + draw(st.integers(1, 50)))
+        artifact["detail"] = "x" * (MAX_EXTRA_FIELD_CHARS + draw(st.integers(1, 50)))
     else:
         # A non-str key on purpose (no JSON object has one), so the dict type is overruled.
         artifact[draw(st.integers() | st.none())] = 1  # type: ignore[index]
@@ -286,7 +286,7 @@ def test_parse_artifact_accepts_or_raises_only_its_own_error(artifact: Any) -> N
         parsed = parse_artifact(artifact)
     except InvalidArtifactError as exc:
         # The message names types and keys, never the tool's content.
-        assert "x" * stopping.MAX_EXTRA_FIELD_CHARS not in str(exc)
+        assert "x" * MAX_EXTRA_FIELD_CHARS not in str(exc)
         return
     assert parsed is artifact
     assert type(parsed["stop"]) is bool
@@ -371,7 +371,7 @@ def test_a_hard_stop_answers_every_part_of_the_turn_in_the_questions_order(
     messages: list[BaseMessage], context: Context
 ) -> None:
     decision = decide(messages, context)
-    if not stopping.is_hard_stop(decision, context):
+    if not is_hard_stop(decision, context):
         assert decision["answer_from"] == decision["unsettled"] == []
         return
     parts = oracle_parts(messages)
@@ -744,7 +744,7 @@ def test_no_refused_purchase_reaches_the_tool_and_no_part_vanishes(
     assert all(amount <= cap for _, amount in legacy_ran), "a refused call never runs"
     decision = legacy.decision
     assert decision is not None
-    if not stopping.is_hard_stop(decision, Context.model_validate(context)):
+    if not is_hard_stop(decision, Context.model_validate(context)):
         return  # the model answers (polish, never): it read every part
     listed = set(decision["answer_from"]) | set(decision["unsettled"])
     answer = legacy.answer.content

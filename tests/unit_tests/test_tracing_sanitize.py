@@ -7,11 +7,11 @@ import json
 from typing import Any
 
 import pytest
+import stop_on_artifact as stopping
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langsmith.anonymizer import DEFAULT_SECRET_RULES
 
-from agent import stopping
 from agent.tracing.allowlist import (
     LANGSMITH_RULES_LEFT_OUT,
     MAX_FIELDS,

@@ -1,4 +1,4 @@
-"""State pieces any graph using the stop decision keeps, and the empty-input check."""
+"""Internal: the empty-input check the middleware runs (may change in any release)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@
     agent = create_agent(
         model,
         tools,  # each returns (content, artifact) with response_format="content_and_artifact"
-        middleware=[StopOnArtifactMiddleware(stop_mode="hard", parallel_policy="all")],
+        middleware=[StopOnArtifactMiddleware(settings=StopSettings(stop_mode="hard"))],
     )
 
 ``before_model`` runs before every model call, so after a tool step it decides, records the
@@ -13,7 +13,8 @@ decision under ``stop_decision`` (checkpointed, unlike ``jump_to``), streams it 
 hard stop, jumps to the end with the settled tools' content as the answer. Under
 ``stop_mode="polish"`` it lets exactly one more model call through, with no tools bound.
 Place policy middleware (a spend cap, for example) before it, so a denial is written before
-any stop is read. Needs ``langchain`` 1.x.
+any stop is read. Needs ``langchain`` 1.x: ``pip install "stop-on-artifact[langchain]"``;
+without it, importing this module fails with an ImportError that says so.
 """
 
 from __future__ import annotations
@@ -21,16 +22,29 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, NotRequired, cast
 
-from langchain.agents import AgentState
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse, hook_config
+try:
+    from langchain.agents import AgentState
+    from langchain.agents.middleware import (
+        AgentMiddleware,
+        ModelRequest,
+        ModelResponse,
+        hook_config,
+    )
+except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
+    msg = (
+        "StopOnArtifactMiddleware needs langchain 1.x (create_agent): install the extra, "
+        "pip install 'stop-on-artifact[langchain]'. The router (StopRouter) needs only "
+        "langgraph."
+    )
+    raise ImportError(msg) from error
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from agent.stopping.decision import StopDecision, final_text
-from agent.stopping.graph import StopRouter
-from agent.stopping.settings import ParallelPolicy, StopMode
-from agent.stopping.state import require_messages
-from agent.stopping.stream import DecisionHook, ModelCallHook
+from stop_on_artifact.decision import StopDecision, final_text
+from stop_on_artifact.router import StopRouter
+from stop_on_artifact.settings import SettingsFromContext, StopSettings
+from stop_on_artifact.state import require_messages
+from stop_on_artifact.stream import DecisionHook, ModelCallHook
 
 
 class StopOnArtifactState(AgentState[Any]):
@@ -41,22 +55,18 @@ class StopOnArtifactState(AgentState[Any]):
 
 
 class StopOnArtifactMiddleware(AgentMiddleware[StopOnArtifactState, Any]):
-    """Stop after a tool step when :func:`agent.stopping.decision.decide` says so.
+    """Stop after a tool step when :func:`stop_on_artifact.decide` says so.
 
-    The constructor sets the defaults; a run whose context has a field of the same name
-    (``stop_mode``, ``parallel_policy``, ``max_retries``, ``max_model_calls``) overrides
-    that setting for the run.
+    The constructor's settings hold unless the run's context set a same-named field
+    (``stop_mode``, ``parallel_policy``, ``max_retries``, ``max_model_calls``; see
+    :meth:`StopSettings.for_run`: a field's default never counts), or, when given,
+    ``settings_from_context`` decides.
 
     Args:
-        stop_mode: See :data:`~agent.stopping.settings.StopMode`.
-        parallel_policy: See :data:`~agent.stopping.settings.ParallelPolicy`.
-        max_retries: Transient outcomes allowed per user message.
-        max_model_calls: Model calls allowed per user message.
+        settings: The settings; ``StopSettings()`` (the defaults) when None.
+        settings_from_context: Your own rule from the run's context to its settings.
         on_decision: Called with every decision, after it is streamed.
         on_model_call: Called after every model call with the messages so far.
-
-    Raises:
-        ValueError: If a setting is outside its allowed values (named, never quoted).
     """
 
     state_schema = StopOnArtifactState
@@ -64,22 +74,18 @@ class StopOnArtifactMiddleware(AgentMiddleware[StopOnArtifactState, Any]):
     def __init__(
         self,
         *,
-        stop_mode: StopMode = "hard",
-        parallel_policy: ParallelPolicy = "all",
-        max_retries: int = 2,
-        max_model_calls: int = 6,
+        settings: StopSettings | None = None,
+        settings_from_context: SettingsFromContext | None = None,
         on_decision: DecisionHook | None = None,
         on_model_call: ModelCallHook | None = None,
     ) -> None:
-        """Validate and keep the settings."""
+        """Keep the settings."""
         super().__init__()
         # The decision, its stream event and the hard-stop test are the router's, as in a
         # hand-built graph: the middleware only places them in create_agent's hooks.
         self.router = StopRouter(
-            stop_mode=stop_mode,
-            parallel_policy=parallel_policy,
-            max_retries=max_retries,
-            max_model_calls=max_model_calls,
+            settings=settings,
+            settings_from_context=settings_from_context,
             on_decision=on_decision,
         )
         self.on_model_call = on_model_call

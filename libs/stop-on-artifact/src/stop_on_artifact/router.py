@@ -21,46 +21,43 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from agent.stopping.decision import StopDecision, decide, final_text, is_hard_stop
-from agent.stopping.settings import ParallelPolicy, StopMode, StopSettings
-from agent.stopping.stream import DecisionHook, emit
+from stop_on_artifact.decision import StopDecision, decide, final_text, is_hard_stop
+from stop_on_artifact.settings import SettingsFromContext, StopSettings, resolve_settings
+from stop_on_artifact.stream import DecisionHook, emit
 
 
 class StopRouter:
     """The tools-step decision, the router after tools and the ``finalize`` node.
 
-    Configured like :class:`~agent.stopping.middleware.StopOnArtifactMiddleware`: the
-    constructor sets the defaults, and a run's context overrides each setting through a
-    field of the same name (see :meth:`StopSettings.for_run`).
+    Configured like :class:`~stop_on_artifact.middleware.StopOnArtifactMiddleware`: the
+    constructor's settings hold unless the run's context set a same-named field (see
+    :meth:`StopSettings.for_run`), or, when given, ``settings_from_context`` decides.
 
     Args:
-        stop_mode: See :data:`~agent.stopping.settings.StopMode`.
-        parallel_policy: See :data:`~agent.stopping.settings.ParallelPolicy`.
-        max_retries: Transient outcomes allowed per user message.
-        max_model_calls: Model calls allowed per user message.
+        settings: The settings; ``StopSettings()`` (the defaults) when None.
+        settings_from_context: Your own rule from the run's context to its settings; it
+            replaces the same-named-field rule entirely.
         on_decision: Called with every decision, after it is streamed.
-
-    Raises:
-        ValueError: If a setting is outside its allowed values (named, never quoted).
     """
 
     def __init__(
         self,
         *,
-        stop_mode: StopMode = "hard",
-        parallel_policy: ParallelPolicy = "all",
-        max_retries: int = 2,
-        max_model_calls: int = 6,
+        settings: StopSettings | None = None,
+        settings_from_context: SettingsFromContext | None = None,
         on_decision: DecisionHook | None = None,
     ) -> None:
-        """Validate and keep the settings."""
-        self.settings = StopSettings(
-            stop_mode=stop_mode,
-            parallel_policy=parallel_policy,
-            max_retries=max_retries,
-            max_model_calls=max_model_calls,
-        )
+        """Keep the settings."""
+        self.settings = StopSettings() if settings is None else settings
+        if not isinstance(self.settings, StopSettings):
+            msg = "settings must be a StopSettings"
+            raise TypeError(msg)
+        self.settings_from_context = settings_from_context
         self.on_decision = on_decision
+
+    def settings_for(self, context: object) -> StopSettings:
+        """Return the settings of the run whose context is ``context``."""
+        return resolve_settings(self.settings, context, self.settings_from_context)
 
     def after_tools(
         self, messages: Sequence[BaseMessage], context: object = None
@@ -74,14 +71,14 @@ class StopRouter:
         Returns:
             ``{"stop_decision": decision}``, the state update to return from the tools node.
         """
-        decision = decide(messages, self.settings.for_run(context))
+        decision = decide(messages, self.settings_for(context))
         emit(decision, messages, self.on_decision)
         return {"stop_decision": decision}
 
     def is_hard(self, state: Mapping[str, Any], context: object = None) -> bool:
         """Return whether the state's latest decision ends the run without the model."""
         decision = state.get("stop_decision")
-        return decision is not None and is_hard_stop(decision, self.settings.for_run(context))
+        return decision is not None and is_hard_stop(decision, self.settings_for(context))
 
     def route_after_tools(
         self, state: Mapping[str, Any], context: object = None

@@ -1,10 +1,17 @@
 """The one function that decides, after a tool step, whether the run stops.
 
-:func:`decide` reads the tool step's artifacts (see :mod:`agent.stopping.artifact`) and
-returns a :class:`StopDecision`; :func:`final_text` composes a hard stop's answer. Both of
-this project's graphs, and any other agent, import them from here and never re-implement
-a rule. Nothing here needs more than ``langchain-core``: it runs on langchain-core 0.3 and
-1.x alike.
+:func:`decide` reads the tool step's artifacts (see :mod:`stop_on_artifact.artifact`) and
+returns a :class:`StopDecision`; :func:`final_text` composes a hard stop's answer. The
+router, the middleware and any other agent import them (from :mod:`stop_on_artifact`) and
+never re-implement a rule. Nothing here needs more than ``langchain-core``: it runs on
+langchain-core 0.3 and 1.x alike.
+
+Public here: :func:`decide`, :class:`StopDecision`, :data:`Rule` / :data:`RULES`,
+:func:`final_text`, :func:`not_done_text`, :func:`is_hard_stop` and the answer texts. The
+message-scanning helpers (:func:`message_text`, :func:`turn_start`, :func:`latest_tool_step`,
+:func:`invocation_index`, :func:`model_call_count`, :func:`transient_count`,
+:func:`settled_calls`) are internal: the library and its harness use them, and they may
+change in any release.
 """
 
 from __future__ import annotations
@@ -16,13 +23,13 @@ from typing import Any, Literal, NotRequired, get_args
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from typing_extensions import TypedDict
 
-from agent.stopping.artifact import (
+from stop_on_artifact.artifact import (
     NOT_DONE_FIELD,
     InvalidArtifactError,
     Reason,
     parse_artifact,
 )
-from agent.stopping.settings import SettingsLike
+from stop_on_artifact.settings import SettingsLike
 
 logger = logging.getLogger(__name__)
 
@@ -430,7 +437,7 @@ def decide(messages: Sequence[BaseMessage], context: SettingsLike) -> StopDecisi
 
     Args:
         messages: The thread's messages, ending with the tool step.
-        context: The run's settings: a :class:`~agent.stopping.settings.StopSettings`, or
+        context: The run's settings: a :class:`~stop_on_artifact.settings.StopSettings`, or
             any object with the same four attributes (a run context, for example).
 
     Returns:
@@ -515,7 +522,7 @@ def not_done_text(part_number: int, parts: int, message: ToolMessage | None, too
     """Return the line a hard stop answers an unsettled part with.
 
     The tool writes it: a valid artifact's ``not_done`` field (user-safe Markdown, see
-    :func:`agent.stopping.artifact.transient`) is used as it is. Otherwise a generic line
+    :func:`stop_on_artifact.artifact.transient`) is used as it is. Otherwise a generic line
     names the part by its position and its tool (never its arguments, which may hold
     caller text) and says why it was not done.
 

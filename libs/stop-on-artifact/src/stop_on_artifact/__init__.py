@@ -1,0 +1,87 @@
+"""Per-call tool stopping, decided from the tool's ``content_and_artifact`` artifact.
+
+A tool returns ``(content, artifact)``; the artifact comes from one builder
+(:func:`completed`, :func:`transient`, :func:`fatal`, :func:`policy_block`) and says whether
+this call's result ends the run. :func:`decide` reads a tool step's artifacts and returns a
+:class:`StopDecision`; :class:`StopRouter` places it in a hand-built ``StateGraph`` and
+:class:`StopOnArtifactMiddleware` in ``create_agent`` (the ``[langchain]`` extra). On a hard
+stop the answer is the settled tools' content verbatim (:func:`final_text`), with no
+further model call.
+
+Public modules: this package (``__all__``), :mod:`stop_on_artifact.testing` (a scripted chat
+model, forced outcomes and assertions for your pytest), :mod:`stop_on_artifact.middleware`,
+:mod:`stop_on_artifact.settings`, :mod:`stop_on_artifact.stream` (the custom stream event).
+:mod:`stop_on_artifact.decision`'s message-scanning helpers and
+:mod:`stop_on_artifact.state` are internal: they may change in any release.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from stop_on_artifact.adopt import adopt
+from stop_on_artifact.artifact import (
+    REASONS,
+    InvalidArtifactError,
+    Reason,
+    completed,
+    fatal,
+    parse_artifact,
+    policy_block,
+    transient,
+)
+from stop_on_artifact.decision import (
+    ANSWER_SEPARATOR,
+    MODEL_CALL_LIMIT_MESSAGE,
+    RETRY_BUDGET_MESSAGE,
+    RULES,
+    Rule,
+    StopDecision,
+    decide,
+    final_text,
+)
+from stop_on_artifact.router import StopRouter
+from stop_on_artifact.settings import ParallelPolicy, SettingsFromContext, StopMode, StopSettings
+
+if TYPE_CHECKING:
+    from stop_on_artifact.middleware import StopOnArtifactMiddleware
+
+__version__ = "0.2.0"
+
+__all__ = [
+    "ANSWER_SEPARATOR",
+    "MODEL_CALL_LIMIT_MESSAGE",
+    "REASONS",
+    "RETRY_BUDGET_MESSAGE",
+    "RULES",
+    "InvalidArtifactError",
+    "ParallelPolicy",
+    "Reason",
+    "Rule",
+    "SettingsFromContext",
+    "StopDecision",
+    "StopMode",
+    "StopOnArtifactMiddleware",
+    "StopRouter",
+    "StopSettings",
+    "adopt",
+    "completed",
+    "decide",
+    "fatal",
+    "final_text",
+    "parse_artifact",
+    "policy_block",
+    "transient",
+]
+
+
+if not TYPE_CHECKING:  # a module __getattr__ would make a type checker accept any name
+
+    def __getattr__(name: str) -> Any:
+        """Import the middleware on first use: it needs the ``[langchain]`` extra."""
+        if name == "StopOnArtifactMiddleware":
+            from stop_on_artifact.middleware import StopOnArtifactMiddleware
+
+            return StopOnArtifactMiddleware
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)

@@ -1,0 +1,194 @@
+"""The four settings the stop decision reads, defined once, and how a run overrides them.
+
+:class:`StopSettings` is the one settings type: frozen, validated on construction, with
+each setting's default, bounds and description written here only. The router and the
+middleware take one; an app's run context may subclass it to add its own fields (this
+project's ``Context`` does), so Studio shows the same descriptions and bounds.
+
+A run overrides a constructor setting only with a value that run actually set
+(:meth:`StopSettings.for_run`), or through a function of your own
+(:data:`SettingsFromContext`); a context field's default never replaces it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Protocol, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+StopMode = Literal["hard", "polish", "never"]
+"""``hard``: a stop ends the run with the settled tools' content, no further model call.
+``polish``: one more model call, with no tools bound, phrases the answer. ``never``:
+completed and fatal go back to the model (policy blocks and the bounds still stop)."""
+
+ParallelPolicy = Literal["all", "priority", "any"]
+"""Several tool calls in one model turn: ``all`` stops only when every call settled;
+``priority`` and ``any`` stop on any stop (see :func:`stop_on_artifact.decide`)."""
+
+STOP_MODES: tuple[str, ...] = get_args(StopMode)
+PARALLEL_POLICIES: tuple[str, ...] = get_args(ParallelPolicy)
+MAX_LIMIT = 50
+"""Largest ``max_retries`` / ``max_model_calls`` accepted."""
+
+
+class SettingsLike(Protocol):
+    """What the decision reads: any object with these four attributes."""
+
+    @property
+    def stop_mode(self) -> str:
+        """One of :data:`STOP_MODES`."""
+        ...
+
+    @property
+    def parallel_policy(self) -> str:
+        """One of :data:`PARALLEL_POLICIES`."""
+        ...
+
+    @property
+    def max_retries(self) -> int:
+        """Transient outcomes allowed per user message."""
+        ...
+
+    @property
+    def max_model_calls(self) -> int:
+        """Model calls allowed per user message."""
+        ...
+
+
+class StopSettings(BaseModel):
+    """Validated stop settings: ``StopSettings(stop_mode="polish", max_retries=1)``.
+
+    Frozen and strict: ``max_retries=True`` or ``"2"`` is refused, as is an unknown
+    field. A :class:`pydantic.ValidationError` (a ``ValueError``) names the setting and
+    the expected form and never quotes the value.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
+
+    stop_mode: StopMode = Field(
+        default="hard",
+        description=(
+            "What a stop artifact does. 'hard': end with the tool's content verbatim, no "
+            "further model call. 'polish': one more model call, with no tools, to phrase the "
+            "answer. 'never': ignore completed/fatal stops (the stock loop). Policy blocks "
+            "and the retry budget stop in every mode."
+        ),
+    )
+    parallel_policy: ParallelPolicy = Field(
+        default="all",
+        description=(
+            "Several tool calls in one model turn. 'all' (default): stop only when every "
+            "call of the step has a stopping reason, so a part that failed transiently is "
+            "retried first. 'priority': any stop ends the step, policy_block > fatal > "
+            "completed naming the rule. 'any': the first stop in call order. A policy block "
+            "stops at once under every policy; a hard stop answers with every part the turn "
+            "settled."
+        ),
+    )
+    max_retries: int = Field(
+        default=2,
+        ge=0,
+        le=MAX_LIMIT,
+        strict=True,
+        description=(
+            "Transient outcomes allowed since the last user message; one more stops the run "
+            "with rule 'retry_budget' and a user-safe message."
+        ),
+    )
+    max_model_calls: int = Field(
+        default=6,
+        ge=1,
+        le=MAX_LIMIT,
+        strict=True,
+        description=(
+            "Model calls allowed per user message. A tool step that would send the run back "
+            "to the model past this cap stops it with rule 'model_call_limit' and a "
+            "user-safe message. A run capped at k model calls needs a recursion_limit of at "
+            "least 2k+2 steps in a hand-built graph (agent, tools) and 3k+2 in create_agent "
+            "with the middleware (LangGraph 1.x defaults are far above that)."
+        ),
+    )
+
+    def for_run(self, context: object) -> StopSettings:
+        """Return these settings with what the run's context set in their place.
+
+        Only a value the run actually set replaces a setting, never a field's default:
+
+        - a pydantic model (this class, a subclass, any ``BaseModel``): the settings named in
+          its ``model_fields_set``, that is the fields given when it was built or validated
+          (over the API, the keys the client sent);
+        - a mapping (a ``TypedDict`` context, a plain dict): the keys it holds;
+        - None, a dataclass or any other object: nothing. A dataclass keeps no record of
+          which fields were given, so its defaults would be indistinguishable from a
+          choice: pass ``settings_from_context`` to the router or middleware instead.
+
+        A value of None keeps the setting too.
+
+        Args:
+            context: The run's context (``runtime.context``).
+
+        Returns:
+            The settings for this run, validated (``self`` when nothing is replaced).
+
+        Raises:
+            pydantic.ValidationError: If a replacing value is outside its allowed values
+                (named, not quoted).
+        """
+        given: dict[str, Any] = {}
+        if isinstance(context, BaseModel):
+            given = {name: getattr(context, name) for name in context.model_fields_set}
+        elif isinstance(context, Mapping):
+            given = dict(context)
+        overrides = {
+            name: value
+            for name, value in given.items()
+            if name in StopSettings.model_fields and value is not None
+        }
+        if not overrides:
+            return self
+        return StopSettings.model_validate({**self._own(), **overrides})
+
+    def _own(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in StopSettings.model_fields}
+
+
+SettingsFromContext = Callable[[Any], "StopSettings | None"]
+"""Your own rule: ``(runtime.context) -> StopSettings``, or None to keep the constructor's.
+
+Given to :class:`~stop_on_artifact.StopRouter` or the middleware, it replaces
+:meth:`StopSettings.for_run` entirely::
+
+    def settings_from_context(context: MyContext | None) -> StopSettings | None:
+        return StopSettings(stop_mode=context.mode) if context and context.mode else None
+"""
+
+
+def resolve_settings(
+    settings: StopSettings,
+    context: object,
+    settings_from_context: SettingsFromContext | None = None,
+) -> StopSettings:
+    """Return a run's settings: ``settings_from_context``'s, else :meth:`StopSettings.for_run`.
+
+    Args:
+        settings: The constructor's settings.
+        context: The run's context.
+        settings_from_context: The user's function, if any.
+
+    Returns:
+        The run's settings.
+
+    Raises:
+        TypeError: If ``settings_from_context`` returns something other than a
+            :class:`StopSettings` or None.
+    """
+    if settings_from_context is None:
+        return settings.for_run(context)
+    chosen = settings_from_context(context)
+    if chosen is None:
+        return settings
+    if not isinstance(chosen, StopSettings):
+        msg = f"settings_from_context must return StopSettings or None, not {type(chosen).__name__}"
+        raise TypeError(msg)
+    return chosen

@@ -1,0 +1,116 @@
+"""Agents the library suite runs: a hand-built ReAct graph with the router, and create_agent.
+
+The hand-built graph is the README's, plus the polish path: with a stop pending, the model
+is called once more with no tools bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.runtime import Runtime
+from stop_on_artifact import StopDecision, StopRouter
+
+
+def has_middleware() -> bool:
+    """Return whether ``langchain.agents.middleware`` imports (langchain 1.x)."""
+    try:
+        import langchain.agents.middleware  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class State(MessagesState):
+    stop_decision: StopDecision | None
+
+
+def hand_built(
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    router: StopRouter,
+    *,
+    context_schema: type[Any] | None = None,
+    checkpointer: Any = None,
+) -> Any:
+    """Compile ``agent -> tools -> route_after_tools -> agent | finalize``."""
+    run_tools = ToolNode(list(tools), handle_tool_errors=True)  # 0.6's default, explicit
+    bound = model.bind_tools(list(tools))
+
+    def agent(state: State) -> dict[str, Any]:
+        messages = state["messages"]
+        update: dict[str, Any] = {}
+        if messages[-1].type == "human":
+            update["stop_decision"] = None
+        decision = update.get("stop_decision", state.get("stop_decision"))
+        polishing = decision is not None and decision["action"] == "stop"
+        update["messages"] = [(model if polishing else bound).invoke(messages)]
+        return update
+
+    def tools_node(state: State, runtime: Runtime[Any]) -> dict[str, Any]:
+        new = run_tools.invoke(state)["messages"]
+        return {"messages": new, **router.after_tools([*state["messages"], *new], runtime.context)}
+
+    def route(state: State, runtime: Runtime[Any]) -> Literal["agent", "finalize"]:
+        return router.route_after_tools(state, runtime.context)
+
+    builder = StateGraph(State, context_schema=context_schema)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", tools_node)
+    builder.add_node("finalize", router.finalize)
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
+    builder.add_conditional_edges("tools", route, {"agent": "agent", "finalize": "finalize"})
+    builder.add_edge("finalize", END)
+    return builder.compile(checkpointer=checkpointer)
+
+
+def with_middleware(
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    *,
+    context_schema: type[Any] | None = None,
+    checkpointer: Any = None,
+    **middleware: Any,
+) -> Any:
+    """``create_agent`` with ``StopOnArtifactMiddleware(**middleware)`` (langchain 1.x)."""
+    from langchain.agents import create_agent
+    from stop_on_artifact import StopOnArtifactMiddleware
+
+    return create_agent(
+        model,
+        list(tools),
+        middleware=[StopOnArtifactMiddleware(**middleware)],
+        context_schema=context_schema,
+        checkpointer=checkpointer,
+    )
+
+
+def build(
+    kind: str,
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    *,
+    context_schema: type[Any] | None = None,
+    checkpointer: Any = None,
+    **settings: Any,
+) -> Any:
+    """Build the ``router`` (hand-built) or ``middleware`` (create_agent) agent."""
+    if kind == "router":
+        router = StopRouter(**settings)
+        return hand_built(
+            model, tools, router, context_schema=context_schema, checkpointer=checkpointer
+        )
+    return with_middleware(
+        model, tools, context_schema=context_schema, checkpointer=checkpointer, **settings
+    )
+
+
+def user(text: str) -> dict[str, Any]:
+    """The input of one user turn."""
+    return {"messages": [{"role": "user", "content": text}]}

@@ -1,0 +1,147 @@
+"""The library's face: its public names, its imports, its typing, and the wheel it builds."""
+
+from __future__ import annotations
+
+import ast
+import email
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import stop_on_artifact
+
+LIBRARY = Path(__file__).resolve().parents[1]
+PACKAGE = LIBRARY / "src" / "stop_on_artifact"
+STDLIB = {"__future__", "collections", "dataclasses", "logging", "typing", "json", "re"}
+ALLOWED = STDLIB | {"typing_extensions", "pydantic", "langchain_core", "langgraph"}
+
+PUBLIC = {
+    # the artifact: builders, reasons, parsing
+    "completed", "transient", "fatal", "policy_block", "Reason", "REASONS",
+    "parse_artifact", "InvalidArtifactError",
+    # the decision and its rules
+    "decide", "StopDecision", "Rule", "RULES",
+    # a hard stop's answer
+    "final_text", "ANSWER_SEPARATOR", "RETRY_BUDGET_MESSAGE", "MODEL_CALL_LIMIT_MESSAGE",
+    # settings
+    "StopSettings", "StopMode", "ParallelPolicy", "SettingsFromContext",
+    # wiring: hand-built graphs, create_agent, existing tools
+    "StopRouter", "StopOnArtifactMiddleware", "adopt",
+}  # fmt: skip
+
+
+def test_all_is_the_small_public_api_and_every_name_resolves() -> None:
+    assert set(stop_on_artifact.__all__) == PUBLIC
+    for name in PUBLIC - {"StopOnArtifactMiddleware"}:  # that one needs the extra
+        assert getattr(stop_on_artifact, name) is not None
+    for helper in ("turn_start", "invocation_index", "transient_count", "latest_tool_step"):
+        assert helper not in stop_on_artifact.__all__
+        assert not hasattr(stop_on_artifact, helper), helper
+
+
+def test_the_package_is_typed() -> None:
+    assert (PACKAGE / "py.typed").is_file()
+
+
+def imports(path: Path) -> list[str]:
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+    return names
+
+
+def test_the_core_imports_only_itself_and_its_two_libraries() -> None:
+    modules = sorted(PACKAGE.glob("*.py"))
+    assert {p.stem for p in modules} >= {"artifact", "decision", "router", "middleware", "testing"}
+    for path in modules:
+        for name in imports(path):
+            root = name.split(".")[0]
+            if root == "langchain":  # only the create_agent middleware needs langchain 1.x
+                assert path.stem == "middleware", f"{path.name} imports {name}"
+            else:
+                assert root in ALLOWED | {"stop_on_artifact"}, f"{path.name} imports {name}"
+
+
+def run_python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+
+
+def test_importing_the_package_loads_no_langchain_and_no_app() -> None:
+    done = run_python(
+        "import sys, stop_on_artifact, stop_on_artifact.testing\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules}))"
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = done.stdout
+    assert "'langchain'" not in loaded and "'agent'" not in loaded
+    assert "'langchain_core'" in loaded
+
+
+BLOCK_LANGCHAIN = """
+import importlib.abc, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "langchain" or name.startswith("langchain."):
+            raise ImportError(f"No module named {name!r}")
+        return None
+sys.meta_path.insert(0, Block())
+import stop_on_artifact
+stop_on_artifact.StopRouter()
+from stop_on_artifact import StopOnArtifactMiddleware
+"""
+
+
+def test_the_middleware_without_langchain_fails_naming_the_extra() -> None:
+    done = run_python(BLOCK_LANGCHAIN)
+    assert done.returncode == 1
+    assert "ImportError: StopOnArtifactMiddleware needs langchain 1.x" in done.stderr
+    assert "pip install 'stop-on-artifact[langchain]'" in done.stderr
+
+
+def find_uv() -> str:
+    for candidate in (
+        os.environ.get("UV"),
+        shutil.which("uv"),
+        str(LIBRARY.parents[1] / ".tools" / "bin" / "uv"),
+    ):
+        if candidate and Path(candidate).exists():
+            return candidate
+    pytest.fail("uv not found: run `make install`, or put uv on PATH")
+
+
+def test_the_wheel_holds_only_stop_on_artifact(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [find_uv(), "build", "--wheel", "--quiet", "--out-dir", str(tmp_path), str(LIBRARY)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    (wheel,) = tmp_path.glob("stop_on_artifact-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names}
+    dist_info = f"stop_on_artifact-{stop_on_artifact.__version__}.dist-info"
+    assert tops == {"stop_on_artifact", dist_info}
+    assert "stop_on_artifact/py.typed" in names
+    assert "stop_on_artifact/testing.py" in names
+    metadata = email.message_from_bytes(zipfile.ZipFile(wheel).read(f"{dist_info}/METADATA"))
+    assert metadata["Name"] == "stop-on-artifact"
+    requires = {
+        re.match(r"[A-Za-z0-9_.-]+", r)[0]: r  # type: ignore[index]
+        for r in metadata.get_all("Requires-Dist") or []
+    }
+    assert sorted(requires) == ["langchain", "langchain-core", "langgraph"]
+    assert "extra == 'langchain'" in requires["langchain"]
+    assert ">=0.6.6" in requires["langgraph"] and "extra" not in requires["langgraph"]
+    assert ">=0.3.67" in requires["langchain-core"] and "extra" not in requires["langchain-core"]

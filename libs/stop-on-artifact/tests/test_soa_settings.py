@@ -1,0 +1,127 @@
+"""One settings type, and per-run settings without a trap.
+
+A constructor setting is replaced only by a value the run actually set: a context field's
+default never replaces it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ValidationError
+from soa_graphs import build, user
+from stop_on_artifact import StopMode, StopRouter, StopSettings
+from stop_on_artifact.settings import MAX_LIMIT
+from stop_on_artifact.testing import (
+    ScriptedChatModel,
+    assert_model_calls,
+    call_then_answer,
+    forced_tool,
+)
+from typing_extensions import TypedDict
+
+
+class PydanticContext(BaseModel):
+    user_id: str = "u-1"
+    stop_mode: StopMode = "hard"
+    max_retries: int = 2
+
+
+@dataclass
+class DataclassContext:
+    user_id: str = "u-1"
+    stop_mode: str = "hard"
+
+
+class DictContext(TypedDict, total=False):
+    user_id: str
+    stop_mode: str
+
+
+POLISH = StopSettings(stop_mode="polish")
+
+
+@pytest.mark.parametrize(
+    ("value", "field"),
+    [
+        ({"stop_mode": "sk-secret-bogus"}, "stop_mode"),
+        ({"parallel_policy": "sk-secret-bogus"}, "parallel_policy"),
+        ({"max_retries": -1}, "max_retries"),
+        ({"max_retries": MAX_LIMIT + 1}, "max_retries"),
+        ({"max_retries": True}, "max_retries"),
+        ({"max_model_calls": 0}, "max_model_calls"),
+        ({"max_model_calls": "3"}, "max_model_calls"),
+        ({"max_model_call": 3}, "max_model_call"),
+    ],
+)
+def test_a_bad_setting_is_refused_naming_the_field_never_the_value(
+    value: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        StopSettings(**value)
+    assert field in str(caught.value)
+    assert "sk-secret" not in str(caught.value)
+
+
+def test_settings_are_frozen_and_the_router_takes_only_the_type() -> None:
+    with pytest.raises(ValidationError):
+        POLISH.stop_mode = "hard"
+    with pytest.raises(TypeError, match="StopSettings"):
+        StopRouter(settings={"stop_mode": "hard"})  # type: ignore[arg-type]
+    assert StopRouter().settings == StopSettings()
+
+
+def test_for_run_takes_only_what_the_run_set() -> None:
+    assert POLISH.for_run(None) is POLISH
+    assert POLISH.for_run(PydanticContext()) is POLISH  # defaults are not choices
+    assert POLISH.for_run(PydanticContext(stop_mode="hard")).stop_mode == "hard"
+    validated = PydanticContext.model_validate({"stop_mode": "never"})
+    assert POLISH.for_run(validated).stop_mode == "never"
+    assert POLISH.for_run({"stop_mode": "hard", "user_id": "x"}).stop_mode == "hard"
+    assert POLISH.for_run({"stop_mode": None}) is POLISH
+    assert POLISH.for_run(DataclassContext(stop_mode="hard")) is POLISH  # no record of "set"
+    with pytest.raises(ValidationError, match="stop_mode"):
+        POLISH.for_run({"stop_mode": "bogus"})
+
+
+def polish_agent(kind: str, context_schema: type[Any], **extra: Any) -> Any:
+    model = ScriptedChatModel(script=call_then_answer("search"))
+    tools = [forced_tool("search", "success")]
+    return build(kind, model, tools, context_schema=context_schema, settings=POLISH, **extra)
+
+
+@pytest.mark.parametrize("schema", [PydanticContext, DataclassContext, DictContext])
+def test_a_context_field_default_never_replaces_the_constructor_setting(
+    kind: str, schema: type[Any]
+) -> None:
+    graph = polish_agent(kind, schema)
+    context: Any = {} if schema is DictContext else schema()
+    result = graph.invoke(user("store"), context=context)
+    assert_model_calls(result, 2)  # polish held: one more model call after the stop
+    assert graph.invoke(user("store"))["stop_decision"]["rule"] == "completed"
+
+
+@pytest.mark.parametrize(
+    "context", [PydanticContext(stop_mode="hard"), {"stop_mode": "hard"}], ids=["model", "dict"]
+)
+def test_a_value_the_run_set_replaces_it(kind: str, context: Any) -> None:
+    result = polish_agent(kind, PydanticContext).invoke(user("store"), context=context)
+    assert_model_calls(result, 1)  # hard, for this run only
+
+
+def test_a_dataclass_context_drives_settings_through_settings_from_context(kind: str) -> None:
+    def settings_from_context(context: DataclassContext | None) -> StopSettings | None:
+        return StopSettings(stop_mode=context.stop_mode) if context else None  # type: ignore[arg-type]
+
+    graph = polish_agent(kind, DataclassContext, settings_from_context=settings_from_context)
+    assert_model_calls(graph.invoke(user("store"), context=DataclassContext()), 1)
+    polished = graph.invoke(user("store"), context=DataclassContext(stop_mode="polish"))
+    assert_model_calls(polished, 2)
+
+
+def test_settings_from_context_must_return_settings(kind: str) -> None:
+    graph = polish_agent(kind, DictContext, settings_from_context=lambda context: "hard")
+    with pytest.raises(TypeError, match="settings_from_context must return StopSettings"):
+        graph.invoke(user("store"), context={})
