@@ -43,6 +43,7 @@ def test_aegra_json_serves_the_graphs_and_auth_of_langgraph_json() -> None:
         path = entry.rpartition(":")[0]
         assert path.startswith("./") and (ROOT / path).is_file(), entry
     assert prod["auth"] == dev["auth"]
+    assert prod["http"] == dev["http"]
     assert prod["dependencies"] == dev["dependencies"]
 
 
