@@ -22,6 +22,7 @@ threads after a restart.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import secrets
 import shutil
@@ -255,6 +256,13 @@ def redis(state: Path, port: int, password: str) -> Iterator[str]:
         _stop(process)
 
 
+def _python_path(config: Path, inherited: str | None) -> str:
+    """The config's dependencies first: Aegra imports ``http.app`` before it reads them."""
+    folders = json.loads(config.read_text("utf-8")).get("dependencies") or []
+    paths = [str((config.parent / folder).resolve()) for folder in folders]
+    return os.pathsep.join([*paths, *([inherited] if inherited else [])])
+
+
 @contextmanager
 def serve(
     env: Mapping[str, str] | None = None,
@@ -298,6 +306,7 @@ def serve(
         server_env = dict(os.environ if env is None else env)
         server_env.update(
             {
+                "PYTHONPATH": _python_path(config, server_env.get("PYTHONPATH")),
                 "DATABASE_URL": database_url,
                 "REDIS_URL": redis_url,
                 "REDIS_BROKER_ENABLED": "true",
