@@ -73,9 +73,11 @@ STREAM_MODES = frozenset(
         "events",
         "tasks",
         "checkpoints",
+        "tools",
+        "lifecycle",
     }
 )
-"""The ``stream_mode`` values a run may ask for."""
+"""The ``stream_mode`` values a run may ask for: langgraph-api 0.16's ``StreamMode``."""
 
 BAD_RUN_STATUS = 422
 """The status of a run request :func:`run_request_problems` refuses."""

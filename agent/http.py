@@ -87,7 +87,7 @@ EXPECTED_FORMS = {
     "metadata": "an object",
     "stream_mode": (
         "one of 'values', 'updates', 'messages', 'messages-tuple', 'custom', 'debug', "
-        "'events', 'tasks', 'checkpoints', or a list of them"
+        "'events', 'tasks', 'checkpoints', 'tools', 'lifecycle', or a list of them"
     ),
     "checkpoint": "an object",
     "interrupt_before": "'*' or a list of node names",
