@@ -2,18 +2,28 @@
 
 :func:`agent.tracing.masking.mask_secrets` on every kind of pasted secret, on look-alikes it
 must keep, and :func:`agent.tracing.redaction.mask_payload_secrets` on the payloads the
-langsmith client hands over (message objects, tool calls, artifacts). Linear time is held
-in ``test_linear_time.py``.
+langsmith client hands over (message objects, tool calls, artifacts). The trace
+``docs/tracing.md`` shows for each mode is rebuilt through the loopback collector and
+compared with the page. Linear time is held in ``test_linear_time.py``.
 """
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import langsmith
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from agent.tracing.client import trace_client
 from agent.tracing.masking import MASK, luhn, mask_secrets
-from agent.tracing.redaction import mask_payload_secrets
-from tests.support.tracing import PASTED_SECRETS
+from agent.tracing.redaction import RedactionMode, mask_payload_secrets
+from tests.support.graph_runs import build, run
+from tests.support.langsmith_collector import LangSmithCollector
+from tests.support.tracing import PASTED_SECRETS, metadata
 
 
 @pytest.mark.parametrize("kind", list(PASTED_SECRETS))
@@ -79,3 +89,49 @@ def test_payloads_keep_content_and_structure_and_mask_secrets() -> None:
     assert messages[2]["artifact"] == {"stop": True, "reason": "completed", "chars": 10}
     assert out["n"] == 3
     assert secret not in repr(out)
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "tracing.md"
+DOCS_TEXT = "search: checkpointer, my key is gsk_PlantedGroqKey0a1b2c3d4e5f"
+CUT = ", ..."
+"""How docs/tracing.md cuts a long content short."""
+
+
+def documented_traces() -> dict[RedactionMode, dict[str, Any]]:
+    """The three JSON traces of docs/tracing.md's "One trace, three ways", by mode."""
+    section = DOCS.read_text("utf-8").split("### One trace, three ways", 1)[1]
+    blocks = re.findall(r"`AGENT_REDACT_TRACES=(\w+)`\n\n```json\n(.*?)\n```", section, re.S)
+    names: dict[str, RedactionMode] = {"true": "full", "secrets": "secrets", "false": "off"}
+    return {names[value]: json.loads(block) for value, block in blocks}
+
+
+async def test_the_documented_trace_of_each_mode_is_what_the_collector_receives() -> None:
+    documented = documented_traces()
+    assert set(documented) == {"full", "secrets", "off"}
+    with LangSmithCollector() as collector, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("NO_PROXY", "127.0.0.1,localhost")
+        for mode, doc in documented.items():
+            client = trace_client(mode=mode, api_url=collector.url, api_key="dummy")
+            with langsmith.tracing_context(enabled=True, client=client, project_name="docs"):
+                context = {"model": "offline", "force_outcome": "success"}
+                await run(build("legacy"), DOCS_TEXT, context, f"docs-{mode}")
+            client.flush()
+
+            def done(runs: dict[str, dict[str, Any]]) -> bool:
+                roots = [r for r in runs.values() if not r.get("parent_run_id")]
+                return any(r.get("end_time") and "model_calls" in metadata(r) for r in roots)
+
+            runs = collector.wait_for(done)
+            [root] = [r for r in runs.values() if not r.get("parent_run_id")]
+            [tool] = [r for r in runs.values() if r.get("name") == "search"]
+            output = tool["outputs"]["output"]
+            documented_output = doc["search.outputs"]["output"]
+            content = documented_output.pop("content")
+            assert root["inputs"] == doc["root.inputs"], mode
+            assert tool["inputs"] == doc["search.inputs"], mode
+            assert {k: output[k] for k in documented_output} == documented_output, mode
+            if content.endswith(CUT):
+                assert output["content"].startswith(content.removesuffix(CUT)), mode
+            else:
+                assert output["content"] == content, mode
+            collector.clear()
