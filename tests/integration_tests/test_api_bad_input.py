@@ -21,7 +21,7 @@ from langgraph_sdk.client import LangGraphClient
 from agent.client.scenarios import GRAPHS, by_name
 from agent.context import Context
 from tests.support.api import assert_answer, current_turn, run_request, tool_steps, user_input
-from tests.support.bad_input import BAD_RUNS, SECRET, problems, send_every_case
+from tests.support.bad_input import assert_every_bad_run_refused
 from tests.support.dev_server import DevServer
 
 BAD_CONTEXT: dict[str, Any] = {
@@ -96,14 +96,7 @@ async def test_invalid_context_is_refused_at_the_door_naming_the_field(
 async def test_every_bad_run_request_is_a_422_naming_the_field_and_queues_nothing(
     server: DevServer, client: LangGraphClient
 ) -> None:
-    thread_id = (await client.threads.create())["thread_id"]
-    async with httpx.AsyncClient(base_url=server.url) as http:
-        answers = await send_every_case(http, GRAPHS[0], thread_id)
-    assert len(answers) == len(BAD_RUNS) * 6
-    assert problems(answers) == []
-    assert await client.runs.list(thread_id) == []
-    lines = [line for line in server.log().splitlines() if SECRET in line]
-    assert not lines, "a refused value reached the server log:\n" + "\n".join(lines[:5])
+    await assert_every_bad_run_refused(server.url, {}, client, GRAPHS[0], server.log)
     await assert_still_serving(client)
 
 

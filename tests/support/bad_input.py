@@ -8,10 +8,12 @@ and without one, straight over HTTP so nothing in a client reshapes the request.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from langgraph_sdk.client import LangGraphClient
 
 from agent.context import Context
 
@@ -100,3 +102,29 @@ def problems(answers: list[Refusal]) -> list[str]:
         if SECRET in answer.text:
             wrong.append(f"{where}: quotes the value")
     return wrong
+
+
+async def assert_every_bad_run_refused(
+    url: str,
+    headers: Mapping[str, str],
+    owner: LangGraphClient,
+    assistant_id: str,
+    log: Callable[[], str],
+) -> None:
+    """Send every case on every route as ``owner``; each a clean 422, no run, no echo in ``log``.
+
+    Args:
+        url: The server's base URL.
+        headers: The owner's headers (her key, or none on an open server).
+        owner: The owner's client (it creates the thread and lists its runs).
+        assistant_id: The graph to run.
+        log: Reads the server's whole log.
+    """
+    thread_id = (await owner.threads.create())["thread_id"]
+    async with httpx.AsyncClient(base_url=url, headers=dict(headers)) as http:
+        answers = await send_every_case(http, assistant_id, thread_id)
+    assert len(answers) == len(BAD_RUNS) * 2 * len(RUN_ROUTES)
+    assert problems(answers) == []
+    assert await owner.runs.list(thread_id) == []
+    lines = [line for line in log().splitlines() if SECRET in line]
+    assert not lines, "a refused value reached the server log:\n" + "\n".join(lines[:5])

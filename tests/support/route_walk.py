@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from agent.client.scenarios import GRAPHS
@@ -269,3 +270,33 @@ def leaks(answers: list[Answer], owned: Owned) -> list[str]:
                 f"{answer.text[:200]}"
             )
     return found
+
+
+READS = frozenset({"GET"})
+"""The methods the owner's own walk uses: it must find her marker, and change nothing."""
+
+
+def assert_routes_listed(url: str, expected: list[tuple[str, str]], at_least: int) -> None:
+    """Assert the listing is the server's: routes of every kind, and many of them."""
+    routes = set(mounted_routes(url))
+    missing = [route for route in expected if route not in routes]
+    assert not missing, f"not listed: {missing}"
+    assert len(routes) >= at_least, len(routes)
+
+
+async def assert_no_route_leaks(url: str, owner_key: str, other_key: str) -> None:
+    """Walk every route as ``other_key`` on what ``owner_key``'s identity plants; no leak.
+
+    The owner's own read-only walk must find her marker (the check can fail), and she must
+    still have everything afterwards (the other identity's writes changed nothing).
+    """
+    owner = get_client(url=url, api_key=owner_key)
+    try:
+        owned = await plant(owner)
+        answers = walk(url, {"x-api-key": other_key}, owned)
+        assert {(a.method, a.path) for a in answers} == set(mounted_routes(url))
+        assert leaks(answers, owned) == []
+        assert leaks(walk(url, {"x-api-key": owner_key}, owned, READS), owned)
+        await still_owned(owner, owned)
+    finally:
+        await owner.aclose()
