@@ -12,7 +12,8 @@ server loads this module once at start.
 - ``AGENT_API_KEYS`` unset or empty: the server is open (local development), and says so
   once, with a warning, when it starts.
 
-With or without keys, a run is checked before it is queued (:func:`run_request_problems`):
+With or without keys, a run (or a cron) is checked before it is stored
+(:func:`run_request_problems`):
 an ``input`` that is not an object, a ``context`` that is not an object or holds a value
 :class:`agent.context.Context` refuses (``stop_mode``, ``force_outcome``, ``max_retries``,
 ...), or an unknown ``stream_mode`` is a 422 whose detail names each field and the expected
@@ -215,17 +216,18 @@ def run_request_problems(request: Mapping[str, Any]) -> list[str]:
     """Check what a run request asks for, as the ``threads.create_run`` handler receives it.
 
     ``langgraph dev`` passes the run's ``input``, ``context`` and ``stream_mode`` inside
-    ``kwargs``; Aegra passes them at the top level. Both are read.
+    ``kwargs`` (a cron's inside ``payload``); Aegra passes them at the top level. All are
+    read.
 
     Args:
-        request: The handler's ``value``.
+        request: The ``threads.create_run`` or ``crons.create`` handler's ``value``.
 
     Returns:
         One message per bad field, each naming the field and the expected form and never
         quoting the value; empty when the run may be queued.
     """
-    kwargs = request.get("kwargs")
-    fields: Mapping[str, Any] = kwargs if isinstance(kwargs, Mapping) else request
+    nested = request.get("kwargs", request.get("payload"))
+    fields: Mapping[str, Any] = nested if isinstance(nested, Mapping) else request
     problems: list[str] = []
     run_input = fields.get("input")
     if run_input is not None and not isinstance(run_input, Mapping):
@@ -308,6 +310,11 @@ def build_auth(keys: Mapping[str, str]) -> Auth:
             """Refuse a run with a bad input, context or stream_mode before it is queued."""
             refuse_bad_run(value)
 
+        @auth.on.crons.create
+        async def check_crons(ctx: Auth.types.AuthContext, value: Any) -> None:
+            """Refuse a cron whose runs would have a bad input, context or stream_mode."""
+            refuse_bad_run(value)
+
         return auth
 
     @auth.on
@@ -340,7 +347,9 @@ def build_auth(keys: Mapping[str, str]) -> Auth:
 
     @auth.on.crons
     async def own_crons(ctx: Auth.types.AuthContext, value: Any) -> dict[str, Any]:
-        """Crons belong to their creator."""
+        """Crons belong to their creator; one whose runs would be bad is refused first."""
+        if ctx.action == "create":
+            refuse_bad_run(value)
         if ctx.action in ("create", "update"):
             _stamp_owner(value, ctx.user.identity)
         return _owned(ctx)

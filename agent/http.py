@@ -206,8 +206,12 @@ def _jsonschema_detail(detail: str) -> str | None:
 
 
 def _loc(loc: object) -> list[Any]:
+    """Keep ``body`` and the request field; deeper names are keys the caller chose."""
     parts = loc if isinstance(loc, list) else []
-    return [p if isinstance(p, int) or _LOC_PART.match(str(p)) else "..." for p in parts]
+    return [
+        p if isinstance(p, int) or (depth < 2 and _LOC_PART.match(str(p))) else "..."
+        for depth, p in enumerate(parts)
+    ]
 
 
 def rewrite_validation_error(body: bytes) -> tuple[bytes, str] | None:

@@ -53,8 +53,11 @@ BAD_RUNS: list[BadRun] = [
 ]
 """Every bad-input case; ``tests/integration_tests`` and ``tests/prod_tests`` send them all."""
 
-RUN_ROUTES = ("/runs", "/runs/wait", "/runs/stream")
-"""The run-creating routes; each also exists under ``/threads/{thread_id}``."""
+RUN_ROUTES = ("/runs", "/runs/wait", "/runs/stream", "/runs/crons")
+"""The run-creating routes (a cron creates runs later); each also exists under
+``/threads/{thread_id}``."""
+
+SCHEDULE = "0 0 1 1 *"
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,8 @@ async def send_every_case(
     for case in BAD_RUNS:
         body = {"assistant_id": assistant_id, "input": GOOD_INPUT, **case.body}
         for path in paths:
-            response = await http.post(path, json=body, timeout=30)
+            sent = {**body, "schedule": SCHEDULE} if path.endswith("/crons") else body
+            response = await http.post(path, json=sent, timeout=30)
             answers.append(Refusal(case, path, response.status_code, response.text))
     return answers
 
@@ -111,7 +115,7 @@ async def assert_every_bad_run_refused(
     assistant_id: str,
     log: Callable[[], str],
 ) -> None:
-    """Send every case on every route as ``owner``; each a clean 422, no run, no echo in ``log``.
+    """Send every case on every route as ``owner``; each a clean 422, no run or cron, no echo.
 
     Args:
         url: The server's base URL.
@@ -121,10 +125,12 @@ async def assert_every_bad_run_refused(
         log: Reads the server's whole log.
     """
     thread_id = (await owner.threads.create())["thread_id"]
+    crons = await owner.crons.search(limit=1000)
     async with httpx.AsyncClient(base_url=url, headers=dict(headers)) as http:
         answers = await send_every_case(http, assistant_id, thread_id)
     assert len(answers) == len(BAD_RUNS) * 2 * len(RUN_ROUTES)
     assert problems(answers) == []
     assert await owner.runs.list(thread_id) == []
+    assert await owner.crons.search(limit=1000) == crons
     lines = [line for line in log().splitlines() if SECRET in line]
     assert not lines, "a refused value reached the server log:\n" + "\n".join(lines[:5])

@@ -295,8 +295,9 @@ async def assert_no_route_leaks(url: str, owner_key: str, other_key: str) -> Non
         owned = await plant(owner)
         answers = walk(url, {"x-api-key": other_key}, owned)
         assert {(a.method, a.path) for a in answers} == set(mounted_routes(url))
-        assert leaks(answers, owned) == []
-        assert leaks(walk(url, {"x-api-key": owner_key}, owned, READS), owned)
+        found = leaks(answers, owned)
+        assert not found, "another identity's data came back:\n" + "\n".join(found)
+        assert leaks(walk(url, {"x-api-key": owner_key}, owned, READS), owned), "nothing to find"
         await still_owned(owner, owned)
     finally:
         await owner.aclose()
