@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 import httpx
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
+from langgraph_sdk.schema import Config
 
 from agent.client.scenarios import GRAPHS
 from tests.support.routes_app import ROUTES_PATH
@@ -67,9 +69,15 @@ async def plant(owner: LangGraphClient) -> Owned:
     )
     [run] = await owner.runs.list(thread["thread_id"])
     state = await owner.threads.get_state(thread["thread_id"])
-    assistant = await owner.assistants.create(GRAPHS[1], name=MARKER, metadata={"note": MARKER})
-    await owner.crons.create(GRAPHS[0], schedule="0 0 1 1 *", input=user)
-    [cron] = await owner.crons.search()
+    # Config of its own: Aegra refuses a second assistant of one graph with the same config,
+    # which another test of the same session may have made.
+    config: Config = {"tags": [f"route-walk-{uuid.uuid4()}"]}
+    assistant = await owner.assistants.create(
+        GRAPHS[1], config=config, name=MARKER, metadata={"note": MARKER}
+    )
+    before = {c["cron_id"] for c in await owner.crons.search(limit=1000)}
+    await owner.crons.create(GRAPHS[0], schedule="0 0 1 1 *", input=user)  # Aegra: its run
+    [cron] = [c for c in await owner.crons.search(limit=1000) if c["cron_id"] not in before]
     await owner.store.put_item(["notes"], "favourite", {"note": MARKER})
     checkpoint = state["checkpoint"]
     assert checkpoint is not None
