@@ -13,12 +13,12 @@ server loads this module once at start.
   once, with a warning, when it starts.
 
 With or without keys, a run (or a cron) is checked before it is stored
-(:func:`run_request_problems`):
-an ``input`` that is not an object, a ``context`` that is not an object or holds a value
-:class:`agent.context.Context` refuses (``stop_mode``, ``force_outcome``, ``max_retries``,
-...), or an unknown ``stream_mode`` is a 422 whose detail names each field and the expected
-form, never the value. ``langgraph dev`` and Aegra both call the ``threads.create_run``
-handler before they store the run, so the refusal is the same on both and no run exists.
+(:func:`run_request_problems`): an ``input`` that is not an object, a ``context`` that is
+not an object or holds a value :class:`agent.context.Context` refuses (``stop_mode``,
+``force_outcome``, ``max_retries``, ...), or an unknown ``stream_mode`` is a 422 whose
+detail names each field and the expected form, never the value. ``langgraph dev`` and Aegra
+both call the ``threads.create_run`` and ``crons.create`` handlers before they store
+anything, so the refusal is the same on both and no run exists.
 
 Keys never appear in errors or logs: a malformed entry is named by its position.
 """
@@ -251,7 +251,7 @@ def refuse_bad_run(request: Mapping[str, Any]) -> None:
     """Raise a 422 naming every bad field of a run request (see :func:`run_request_problems`).
 
     Args:
-        request: The ``threads.create_run`` handler's ``value``.
+        request: The ``threads.create_run`` or ``crons.create`` handler's ``value``.
 
     Raises:
         Auth.exceptions.HTTPException: 422, when any field is bad.

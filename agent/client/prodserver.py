@@ -20,9 +20,10 @@ threads after a restart.
 
 Run as root, PostgreSQL runs as the ``postgres`` account, which must enter its data folder.
 When it cannot reach ``<state>/postgres`` (a clone under ``/root``, or in a ``mktemp -d``
-folder: mode 0700), the cluster lives in :func:`fallback_data_dir` instead, a folder under
-``/var/tmp`` named after the state folder (so the same checkout finds the same data again),
-owned by ``postgres`` and mode 0700; :func:`main` says where. ``make prod PROD_STATE=DIR``
+folder: mode 0700), the cluster lives in :func:`fallback_data_dir` instead, a folder in that
+account's home (``/var/lib/postgresql``; ``/var/tmp`` when it has none) named after the state
+folder (so the same checkout finds the same data again), owned by ``postgres`` and mode
+0700; :func:`main` says where. ``make prod PROD_STATE=DIR``
 (``--state DIR``) chooses another state folder.
 """
 
@@ -59,7 +60,9 @@ STATE = ROOT / ".prod"
 STATE_VARIABLE = "PROD_STATE"
 """The ``make prod`` variable that chooses the state folder (``--state`` here)."""
 FALLBACK_ROOT = Path("/var/tmp")
-"""Where the cluster goes when the ``postgres`` account cannot reach the state folder."""
+"""Where the cluster goes when the ``postgres`` account cannot reach the state folder and
+has no home folder of its own (Debian's is ``/var/lib/postgresql``, the system's state)."""
+PG_ACCOUNT = "postgres"
 PYTHON = STATE / "venv" / "bin" / "python"
 PG_BIN_DIRS = (Path("/usr/lib/postgresql/15/bin"), Path("/usr/local/bin"))
 DATABASE = "aegra"
@@ -167,19 +170,32 @@ def closed_to(account: str, folder: Path) -> Path | None:
     return None
 
 
-def fallback_data_dir(state: Path, base: Path = FALLBACK_ROOT) -> Path:
+def _fallback_base(account: str = PG_ACCOUNT) -> Path:
+    """The account's home when it is a folder the account owns, else :data:`FALLBACK_ROOT`."""
+    try:
+        user = pwd.getpwnam(account)
+    except KeyError:
+        return FALLBACK_ROOT
+    home = Path(user.pw_dir)
+    if home.is_dir() and home.stat().st_uid == user.pw_uid and closed_to(account, home) is None:
+        return home
+    return FALLBACK_ROOT
+
+
+def fallback_data_dir(state: Path, base: Path | None = None) -> Path:
     """Return where the cluster of ``state`` lives when ``postgres`` cannot reach ``state``.
 
     Args:
         state: The state folder.
-        base: The folder to put it in (``/var/tmp``).
+        base: The folder to put it in; the ``postgres`` account's home (``/var/lib/postgresql``)
+            when None, or :data:`FALLBACK_ROOT` when it has none.
 
     Returns:
-        ``<base>/stop-on-artifact-postgres-<12 hex digits of the state folder's path>/data``:
-        the same folder for the same state folder, another for another.
+        ``<base>/stop-on-artifact-<12 hex digits of the state folder's path>/data``: the
+        same folder for the same state folder, another for another.
     """
     digest = hashlib.sha256(str(state.resolve()).encode()).hexdigest()[:12]
-    return base / f"stop-on-artifact-postgres-{digest}" / "data"
+    return (base or _fallback_base()) / f"stop-on-artifact-{digest}" / "data"
 
 
 def _claim(folder: Path, owner: Mapping[str, Any]) -> None:

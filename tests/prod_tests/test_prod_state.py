@@ -3,8 +3,9 @@
 A clone under ``/root`` or in a ``mktemp -d`` folder sits under a mode-0700 parent: the
 cluster, which runs as ``postgres``, cannot live there. ``make prod PROD_STATE=<that
 folder>/state`` (run from that folder, with ``make -C``) must still start, put PostgreSQL's
-data in the fallback folder (``/var/tmp/...``, owned by ``postgres``, mode 0700, the same
-folder for the same state folder), say where, serve, and stop on Ctrl-C.
+data in the fallback folder (in the account's home, ``/var/lib/postgresql/...``; owned by
+``postgres``, mode 0700, the same folder for the same state folder), say where, serve, and
+stop on Ctrl-C.
 """
 
 from __future__ import annotations
