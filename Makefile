@@ -10,6 +10,7 @@ PORT ?= 2024
 PROD := .prod
 PROD_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3.12)
 PROD_PORT ?= 2026
+PROD_STATE ?=
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 export UV_PYTHON_DOWNLOADS := never
@@ -44,8 +45,8 @@ prod-env: $(PROD)/venv/.synced services ## The production server's Python 3.12 e
 dev: install ## Serve both graphs with `langgraph dev` (offline model unless GROQ_API_KEY is set).
 	$(RUN) python -m agent.client.dev --host $(HOST) --port $(PORT) --no-browser
 
-prod: install prod-env ## Serve both graphs on Aegra + PostgreSQL + Redis, 2 workers (state in .prod/).
-	$(RUN) python -m agent.client.prodserver --port $(PROD_PORT)
+prod: install prod-env ## Serve both graphs on Aegra + PostgreSQL + Redis, 2 workers (state in .prod/ or PROD_STATE).
+	$(RUN) python -m agent.client.prodserver --port $(PROD_PORT) $(if $(PROD_STATE),--state "$(PROD_STATE)")
 
 prod-test: install prod-env ## The suite against the production server only.
 	$(RUN) pytest tests/prod_tests

@@ -12,6 +12,14 @@ server loads this module once at start.
 - ``AGENT_API_KEYS`` unset or empty: the server is open (local development), and says so
   once, with a warning, when it starts.
 
+With or without keys, a run (or a cron) is checked before it is stored
+(:func:`run_request_problems`): an ``input`` that is not an object, a ``context`` that is
+not an object or holds a value :class:`agent.context.Context` refuses (``stop_mode``,
+``force_outcome``, ``max_retries``, ...), or an unknown ``stream_mode`` is a 422 whose
+detail names each field and the expected form, never the value. ``langgraph dev`` and Aegra
+both call the ``threads.create_run`` and ``crons.create`` handlers before they store
+anything, so the refusal is the same on both and no run exists.
+
 Keys never appear in errors or logs: a malformed entry is named by its position.
 """
 
@@ -24,7 +32,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import pydantic
 from langgraph_sdk import Auth
+
+from agent.context import Context
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +61,27 @@ OPEN_SERVER_WARNING = (
 _IDENTITY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$")
 _SYSTEM_ASSISTANTS = {"created_by": "system"}
 """Metadata the server puts on the assistant it creates for each graph."""
+
+
+STREAM_MODES = frozenset(
+    {
+        "values",
+        "updates",
+        "messages",
+        "messages-tuple",
+        "custom",
+        "debug",
+        "events",
+        "tasks",
+        "checkpoints",
+        "tools",
+        "lifecycle",
+    }
+)
+"""The ``stream_mode`` values a run may ask for: langgraph-api 0.16's ``StreamMode``."""
+
+BAD_RUN_STATUS = 422
+"""The status of a run request :func:`run_request_problems` refuses."""
 
 
 class ApiKeysError(ValueError):
@@ -166,6 +198,69 @@ def namespace_label(identity: str) -> str:
     return identity.replace(".", "%2E")
 
 
+def _context_problems(context: Mapping[str, Any]) -> list[str]:
+    # Only the schema's fields: both servers drop the keys it does not know.
+    known = {key: value for key, value in context.items() if key in Context.model_fields}
+    try:
+        Context.model_validate(known)
+    except pydantic.ValidationError as error:
+        messages: dict[str, list[str]] = {}
+        for item in error.errors(include_url=False, include_input=False, include_context=False):
+            field = str(item["loc"][0]) if item["loc"] else "context"
+            messages.setdefault(field, []).append(item["msg"])
+        return [f"context.{field}: {' or '.join(found)}" for field, found in messages.items()]
+    return []
+
+
+def run_request_problems(request: Mapping[str, Any]) -> list[str]:
+    """Check what a run request asks for, as the ``threads.create_run`` handler receives it.
+
+    ``langgraph dev`` passes the run's ``input``, ``context`` and ``stream_mode`` inside
+    ``kwargs`` (a cron's inside ``payload``); Aegra passes them at the top level. All are
+    read.
+
+    Args:
+        request: The ``threads.create_run`` or ``crons.create`` handler's ``value``.
+
+    Returns:
+        One message per bad field, each naming the field and the expected form and never
+        quoting the value; empty when the run may be queued.
+    """
+    nested = request.get("kwargs", request.get("payload"))
+    fields: Mapping[str, Any] = nested if isinstance(nested, Mapping) else request
+    problems: list[str] = []
+    run_input = fields.get("input")
+    if run_input is not None and not isinstance(run_input, Mapping):
+        problems.append("input: expected an object (for example {'messages': [...]}) or null")
+    context = fields.get("context")
+    if context is not None:
+        if isinstance(context, Mapping):
+            problems += _context_problems(context)
+        else:
+            problems.append("context: expected an object of the graph's context fields")
+    modes = fields.get("stream_mode")
+    if modes is not None:
+        listed = modes if isinstance(modes, list) else [modes]
+        if not all(isinstance(mode, str) and mode in STREAM_MODES for mode in listed):
+            expected = ", ".join(repr(mode) for mode in sorted(STREAM_MODES))
+            problems.append(f"stream_mode: expected one of {expected}, or a list of them")
+    return problems
+
+
+def refuse_bad_run(request: Mapping[str, Any]) -> None:
+    """Raise a 422 naming every bad field of a run request (see :func:`run_request_problems`).
+
+    Args:
+        request: The ``threads.create_run`` or ``crons.create`` handler's ``value``.
+
+    Raises:
+        Auth.exceptions.HTTPException: 422, when any field is bad.
+    """
+    problems = run_request_problems(request)
+    if problems:
+        raise Auth.exceptions.HTTPException(status_code=BAD_RUN_STATUS, detail="; ".join(problems))
+
+
 def _stamp_owner(value: dict[str, Any], identity: str) -> None:
     """Record ``identity`` as the owner in the metadata the server is about to write."""
     metadata = value.get("metadata")
@@ -209,6 +304,17 @@ def build_auth(keys: Mapping[str, str]) -> Auth:
         return {"identity": identity}
 
     if not frozen:
+
+        @auth.on.threads.create_run
+        async def check_runs(ctx: Auth.types.AuthContext, value: Any) -> None:
+            """Refuse a run with a bad input, context or stream_mode before it is queued."""
+            refuse_bad_run(value)
+
+        @auth.on.crons.create
+        async def check_crons(ctx: Auth.types.AuthContext, value: Any) -> None:
+            """Refuse a cron whose runs would have a bad input, context or stream_mode."""
+            refuse_bad_run(value)
+
         return auth
 
     @auth.on
@@ -218,7 +324,9 @@ def build_auth(keys: Mapping[str, str]) -> Auth:
 
     @auth.on.threads
     async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> dict[str, Any]:
-        """Threads and their runs belong to their creator."""
+        """Threads and their runs belong to their creator; a bad run is refused first."""
+        if ctx.action == "create_run":
+            refuse_bad_run(value)
         if ctx.action in ("create", "update", "create_run"):
             _stamp_owner(value, ctx.user.identity)
         return _owned(ctx)
@@ -239,7 +347,9 @@ def build_auth(keys: Mapping[str, str]) -> Auth:
 
     @auth.on.crons
     async def own_crons(ctx: Auth.types.AuthContext, value: Any) -> dict[str, Any]:
-        """Crons belong to their creator."""
+        """Crons belong to their creator; one whose runs would be bad is refused first."""
+        if ctx.action == "create":
+            refuse_bad_run(value)
         if ctx.action in ("create", "update"):
             _stamp_owner(value, ctx.user.identity)
         return _owned(ctx)

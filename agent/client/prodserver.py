@@ -17,16 +17,29 @@ imports it.
 the block ends. Both stores listen on 127.0.0.1 only and need the password kept in
 ``<state>/secret`` (created on first use, mode 600). The same state folder serves the same
 threads after a restart.
+
+Run as root, PostgreSQL runs as the ``postgres`` account, which must enter its data folder.
+When it cannot reach ``<state>/postgres`` (a clone under ``/root``, or in a ``mktemp -d``
+folder: mode 0700), the cluster lives in :func:`fallback_data_dir` instead, a folder in that
+account's home (``/var/lib/postgresql``; ``/var/tmp`` when it has none) named after the state
+folder (so the same checkout finds the same data again), owned by ``postgres`` and mode
+0700; :func:`main` says where. ``make prod PROD_STATE=DIR``
+(``--state DIR``) chooses another state folder.
 """
 
 from __future__ import annotations
 
 import argparse
+import grp
+import hashlib
+import json
 import os
+import pwd
 import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -44,6 +57,12 @@ CONFIG = ROOT / "aegra.json"
 """Aegra's config: the graph ids, graphs and auth of ``langgraph.json``, as file paths."""
 STATE = ROOT / ".prod"
 """Default state folder: the environment, the database, Redis's data and the logs."""
+STATE_VARIABLE = "PROD_STATE"
+"""The ``make prod`` variable that chooses the state folder (``--state`` here)."""
+FALLBACK_ROOT = Path("/var/tmp")
+"""Where the cluster goes when the ``postgres`` account cannot reach the state folder and
+has no home folder of its own (Debian's is ``/var/lib/postgresql``, the system's state)."""
+PG_ACCOUNT = "postgres"
 PYTHON = STATE / "venv" / "bin" / "python"
 PG_BIN_DIRS = (Path("/usr/lib/postgresql/15/bin"), Path("/usr/local/bin"))
 DATABASE = "aegra"
@@ -85,6 +104,8 @@ class ProdServer:
     database_url: str
     redis_url: str
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    postgres_data: Path | None = None
+    """The cluster's folder: ``<state>/postgres``, or :func:`fallback_data_dir`'s."""
 
     def log(self, name: str = "server") -> str:
         """Return the whole log of ``server``, ``postgres`` or ``redis``."""
@@ -116,6 +137,110 @@ def postgres_tool(name: str) -> str:
 def _run_as() -> dict[str, Any]:
     """PostgreSQL refuses to run as root: run it as the ``postgres`` account then."""
     return {"user": "postgres", "group": "postgres"} if os.geteuid() == 0 else {}
+
+
+def closed_to(account: str, folder: Path) -> Path | None:
+    """Return the first folder on the way to ``folder`` that ``account`` cannot enter.
+
+    Reads owner, group and mode bits (no ACLs): a folder is open to the account when it
+    owns it and may enter, is in its group and the group may enter, or others may.
+
+    Args:
+        account: A local account name.
+        folder: The folder the account must reach (it need not exist yet).
+
+    Returns:
+        The first closed folder, from the root down, or None when every one is open.
+    """
+    user = pwd.getpwnam(account)
+    groups = {user.pw_gid, *(g.gr_gid for g in grp.getgrall() if account in g.gr_mem)}
+    path = folder.resolve()
+    for step in [*reversed(path.parents), path]:
+        if not step.exists():
+            return None
+        info = step.stat()
+        if info.st_uid == user.pw_uid:
+            bit = stat.S_IXUSR
+        elif info.st_gid in groups:
+            bit = stat.S_IXGRP
+        else:
+            bit = stat.S_IXOTH
+        if not info.st_mode & bit:
+            return step
+    return None
+
+
+def _fallback_base(account: str = PG_ACCOUNT) -> Path:
+    """The account's home when it is a folder the account owns, else :data:`FALLBACK_ROOT`."""
+    try:
+        user = pwd.getpwnam(account)
+    except KeyError:
+        return FALLBACK_ROOT
+    home = Path(user.pw_dir)
+    if home.is_dir() and home.stat().st_uid == user.pw_uid and closed_to(account, home) is None:
+        return home
+    return FALLBACK_ROOT
+
+
+def fallback_data_dir(state: Path, base: Path | None = None) -> Path:
+    """Return where the cluster of ``state`` lives when ``postgres`` cannot reach ``state``.
+
+    Args:
+        state: The state folder.
+        base: The folder to put it in; the ``postgres`` account's home (``/var/lib/postgresql``)
+            when None, or :data:`FALLBACK_ROOT` when it has none.
+
+    Returns:
+        ``<base>/stop-on-artifact-<12 hex digits of the state folder's path>/data``: the
+        same folder for the same state folder, another for another.
+    """
+    digest = hashlib.sha256(str(state.resolve()).encode()).hexdigest()[:12]
+    return (base or _fallback_base()) / f"stop-on-artifact-{digest}" / "data"
+
+
+def _claim(folder: Path, owner: Mapping[str, Any]) -> None:
+    """Create ``folder`` (mode 0700, owned by ``owner``) or check an existing one is that."""
+    folder.mkdir(mode=0o700, exist_ok=True)
+    info = folder.lstat()
+    uid = pwd.getpwnam(owner["user"]).pw_uid
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid not in (uid, 0):
+        msg = (
+            f"{folder} exists and is not a folder of the {owner['user']} account: remove it, "
+            f"or choose a state folder it can reach with `make prod {STATE_VARIABLE}=DIR`"
+        )
+        raise ProdServerError(msg)
+    os.chown(folder, uid, pwd.getpwnam(owner["user"]).pw_gid)
+    folder.chmod(0o700)
+
+
+def postgres_data_dir(state: Path) -> Path:
+    """Return the cluster's folder for ``state``, creating the fallback when it is needed.
+
+    Args:
+        state: The state folder.
+
+    Returns:
+        ``<state>/postgres`` when this process is not root or the ``postgres`` account can
+        reach it; else :func:`fallback_data_dir`, created for that account.
+
+    Raises:
+        ProdServerError: If neither can be used; the message names ``PROD_STATE``.
+    """
+    owner = _run_as()
+    data = state / "postgres"
+    if not owner or closed_to(owner["user"], data) is None:
+        return data
+    fallback = fallback_data_dir(state)
+    closed = closed_to(owner["user"], fallback.parent.parent)
+    if closed is not None:
+        msg = (
+            f"the {owner['user']} account cannot enter {closed}, on the way to the state folder "
+            f"or to {fallback}: choose a state folder it can reach with "
+            f"`make prod {STATE_VARIABLE}=DIR` (or --state DIR)"
+        )
+        raise ProdServerError(msg)
+    _claim(fallback.parent, owner)
+    return fallback
 
 
 def _secret(state: Path) -> str:
@@ -155,21 +280,18 @@ def _stop(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
 
 
 @contextmanager
-def postgres(state: Path, port: int, password: str) -> Iterator[str]:
-    """Run the private cluster in ``<state>/postgres`` until the block ends.
+def postgres(state: Path, port: int, password: str, data: Path | None = None) -> Iterator[str]:
+    """Run the private cluster in ``data`` (``<state>/postgres``) until the block ends.
 
     Yields:
         The database URL.
     """
-    data, log = state / "postgres", state / "logs" / "postgres.log"
+    data = postgres_data_dir(state) if data is None else data
+    log = state / "logs" / "postgres.log"
     owner = _run_as()
-    closed = [p for p in data.resolve().parents if owner and not p.stat().st_mode & 0o001]
-    if closed:
-        msg = f"the postgres account cannot enter {closed[0]}: choose a state folder it can reach"
-        raise ProdServerError(msg)
     if not (data / "PG_VERSION").exists():
         data.mkdir(mode=0o700, parents=True, exist_ok=True)
-        pwfile = state / "pgpass.tmp"
+        pwfile = data.parent / f".{data.name}-pgpass.tmp"  # where the account can read it
         pwfile.write_text(password, "utf-8")
         if owner:
             shutil.chown(data, owner["user"], owner["group"])
@@ -255,6 +377,13 @@ def redis(state: Path, port: int, password: str) -> Iterator[str]:
         _stop(process)
 
 
+def _python_path(config: Path, inherited: str | None) -> str:
+    """The config's dependencies first: Aegra imports ``http.app`` before it reads them."""
+    folders = json.loads(config.read_text("utf-8")).get("dependencies") or []
+    paths = [str((config.parent / folder).resolve()) for folder in folders]
+    return os.pathsep.join([*paths, *([inherited] if inherited else [])])
+
+
 @contextmanager
 def serve(
     env: Mapping[str, str] | None = None,
@@ -292,12 +421,16 @@ def serve(
     password = _secret(state)
     api_port = port or free_port()
     url = f"http://127.0.0.1:{api_port}"
+    data = postgres_data_dir(state)
     with ExitStack() as stack:
-        database_url = stack.enter_context(postgres(state, postgres_port or free_port(), password))
+        database_url = stack.enter_context(
+            postgres(state, postgres_port or free_port(), password, data)
+        )
         redis_url = stack.enter_context(redis(state, redis_port or free_port(), password))
         server_env = dict(os.environ if env is None else env)
         server_env.update(
             {
+                "PYTHONPATH": _python_path(config, server_env.get("PYTHONPATH")),
                 "DATABASE_URL": database_url,
                 "REDIS_URL": redis_url,
                 "REDIS_BROKER_ENABLED": "true",
@@ -328,7 +461,9 @@ def serve(
         command += ["--host", "127.0.0.1", "--port", str(api_port), "--workers", str(workers)]
         process = _spawn(command, log, cwd=config.parent, env=server_env)
         stack.callback(_stop, process)
-        server = ProdServer(url, api_port, state, database_url, redis_url, {"server": process})
+        server = ProdServer(
+            url, api_port, state, database_url, redis_url, {"server": process}, data
+        )
 
         healthy_since: list[float] = []
 
@@ -359,7 +494,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--postgres-port", type=int, default=None, help="default: a free one")
     parser.add_argument("--redis-port", type=int, default=None, help="default: a free one")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--state", type=Path, default=STATE)
+    parser.add_argument(
+        "--state",
+        type=Path,
+        default=STATE,
+        help=f"state folder (default .prod; `make prod {STATE_VARIABLE}=DIR` sets it)",
+    )
     args = parser.parse_args(argv)
     env = dict(os.environ)
     if (ROOT / ".env").exists():
@@ -378,6 +518,14 @@ def main(argv: list[str] | None = None) -> int:
             redis_port=args.redis_port,
             workers=args.workers,
         ) as server:
+            if server.postgres_data is not None and not server.postgres_data.is_relative_to(
+                server.state
+            ):
+                print(
+                    f"The postgres account cannot enter {server.state}: PostgreSQL's data is in "
+                    f"{server.postgres_data} (the same folder next time; choose another state "
+                    f"folder with `make prod {STATE_VARIABLE}=DIR`)."
+                )
             print(f"API: {server.url}  ({args.workers} workers; logs in {server.state / 'logs'})")
             print("Ctrl-C stops the server, Redis and PostgreSQL.", flush=True)
             while not stopping.wait(1.0):

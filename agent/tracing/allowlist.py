@@ -95,7 +95,7 @@ LANGSMITH_RULES_LEFT_OUT = (
 """Prefixes of ``langsmith.anonymizer.DEFAULT_SECRET_RULES`` patterns not used here: each is
 quadratic on some input a caller can send. :data:`_SECRET_VALUE` covers what they find."""
 
-_LANGSMITH_SECRETS = re.compile(
+LANGSMITH_SECRETS = re.compile(
     "|".join(
         f"(?i:{rule['pattern'].pattern})"
         if rule["pattern"].flags & re.IGNORECASE
@@ -171,7 +171,7 @@ def looks_secret(value: str) -> bool:
     """
     return (
         _SECRET_VALUE.search(value) is not None
-        or _LANGSMITH_SECRETS.search(value) is not None
+        or LANGSMITH_SECRETS.search(value) is not None
         or _has_jwt(value)
     )
 

@@ -1,9 +1,9 @@
 """The langsmith client every trace of this project goes through.
 
 :func:`trace_client` builds a ``langsmith.Client`` whose ``hide_inputs`` /
-``hide_outputs`` serialize a run's payload to JSON and redact its content (or, with
-``AGENT_REDACT_TRACES=false``, only sanitize artifacts), and whose ``hide_metadata`` drops
-anything that looks like a credential.
+``hide_outputs`` serialize a run's payload to JSON and redact its content (with
+``AGENT_REDACT_TRACES=secrets``, keep it and mask its secrets; with ``false``, only sanitize
+artifacts), and whose ``hide_metadata`` drops anything that looks like a credential.
 :func:`configure_tracing` makes it the process-wide default when tracing is on, so runs
 served by ``langgraph dev`` use it; both graph modules call it when they are imported.
 """
@@ -18,7 +18,15 @@ import langsmith
 from langchain_core.tracers.langchain import get_client
 
 from agent.tracing.allowlist import scrub_metadata
-from agent.tracing.redaction import redact, redact_error, redaction_enabled, sanitize_artifacts
+from agent.tracing.redaction import (
+    RedactionMode,
+    mask_error,
+    mask_payload_secrets,
+    redact,
+    redact_error,
+    redaction_mode,
+    sanitize_artifacts,
+)
 
 TRACING_VARS = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2")
 """Any of these set to ``true`` turns tracing on (as in langsmith itself)."""
@@ -40,6 +48,16 @@ class RedactingClient(langsmith.Client):
         return redact_error(error)
 
 
+class SecretMaskingClient(langsmith.Client):
+    """A ``langsmith.Client`` that masks the secrets in run errors and keeps the rest.
+
+    The ``secrets`` mode's twin of :class:`RedactingClient`, through the same private method.
+    """
+
+    def _hide_run_error(self, error: Any) -> Any:
+        return mask_error(error)
+
+
 def tracing_requested(environ: Mapping[str, str] | None = None) -> bool:
     """Return True when the environment turns LangSmith tracing on.
 
@@ -54,24 +72,41 @@ def tracing_requested(environ: Mapping[str, str] | None = None) -> bool:
     return any(env.get(name, "").strip().lower() == "true" for name in TRACING_VARS)
 
 
-def trace_client(*, redact_content: bool | None = None, **kwargs: Any) -> langsmith.Client:
+_CLIENTS: dict[RedactionMode, tuple[type[langsmith.Client], Any]] = {
+    "full": (RedactingClient, redact),
+    "secrets": (SecretMaskingClient, mask_payload_secrets),
+    "off": (langsmith.Client, sanitize_artifacts),
+}
+
+
+def trace_client(
+    *,
+    redact_content: bool | None = None,
+    mode: RedactionMode | None = None,
+    **kwargs: Any,
+) -> langsmith.Client:
     """Build the client traces should go through.
 
     Args:
-        redact_content: Redact message text and tool arguments; None reads
-            ``AGENT_REDACT_TRACES`` (default true).
+        redact_content: True for ``mode="full"``, False for ``mode="off"``.
+        mode: ``"full"`` (structure only), ``"secrets"`` (content with secrets masked) or
+            ``"off"`` (content); None, with ``redact_content`` None too, reads
+            ``AGENT_REDACT_TRACES`` (default ``full``).
         **kwargs: Passed to ``langsmith.Client`` (for example ``api_url``, ``api_key``).
 
     Returns:
-        A :class:`RedactingClient` when redacting, else a plain ``langsmith.Client`` that
-        still sanitizes artifacts and metadata.
+        A :class:`RedactingClient` (full), a :class:`SecretMaskingClient` (secrets), or a
+        plain ``langsmith.Client`` (off); all three sanitize artifacts and metadata.
 
     Raises:
         ValueError: If ``AGENT_REDACT_TRACES`` holds an unknown value.
     """
-    redacting = redaction_enabled() if redact_content is None else redact_content
-    hide = redact if redacting else sanitize_artifacts
-    client_class = RedactingClient if redacting else langsmith.Client
+    if mode is None:
+        if redact_content is None:
+            mode = redaction_mode()
+        else:
+            mode = "full" if redact_content else "off"
+    client_class, hide = _CLIENTS[mode]
     return client_class(
         hide_inputs=hide,
         hide_outputs=hide,
@@ -80,7 +115,7 @@ def trace_client(*, redact_content: bool | None = None, **kwargs: Any) -> langsm
     )
 
 
-_configured: tuple[tuple[str | None, bool], langsmith.Client] | None = None
+_configured: tuple[tuple[str | None, RedactionMode], langsmith.Client] | None = None
 
 
 def configure_tracing() -> langsmith.Client | None:
@@ -99,10 +134,10 @@ def configure_tracing() -> langsmith.Client | None:
     global _configured
     if not tracing_requested():
         return None
-    settings = (os.environ.get("LANGSMITH_ENDPOINT"), redaction_enabled())
+    settings = (os.environ.get("LANGSMITH_ENDPOINT"), redaction_mode())
     if _configured is not None and _configured[0] == settings and get_client() is _configured[1]:
         return _configured[1]
-    client = trace_client(redact_content=settings[1])
+    client = trace_client(mode=settings[1])
     langsmith.configure(client=client)
     _configured = (settings, client)
     return client

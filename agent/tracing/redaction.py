@@ -1,4 +1,4 @@
-"""Redacting trace payloads: structure stays, text goes.
+"""Redacting trace payloads: structure stays; text goes, or only its secrets do.
 
 The langsmith client hands each run's inputs and outputs to ``hide_inputs`` /
 ``hide_outputs`` callables before it serializes them, as raw objects (message objects,
@@ -11,6 +11,10 @@ JSON (:class:`_Walker`):
   types, tool names, ``tool_call`` ids, token counts and sanitized artifacts, and replaces
   every other string or number with :data:`REDACTED`: message text, tool-call arguments,
   tool inputs, anything unknown.
+- :func:`mask_payload_secrets` (``AGENT_REDACT_TRACES=secrets``, for support) keeps content
+  and numbers, passes every string and key through
+  :func:`agent.tracing.masking.mask_secrets` (keys, tokens, card numbers, passwords in URLs
+  become :data:`REDACTED`) and every artifact through the allowlist.
 - :func:`sanitize_artifacts` (``AGENT_REDACT_TRACES=false``) keeps content for local
   debugging and only passes artifacts through :func:`agent.tracing.allowlist.sanitize_artifact`.
 
@@ -24,17 +28,25 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic_core import to_jsonable_python
 
 from agent.tracing.allowlist import looks_secret, sanitize_artifact
+from agent.tracing.masking import mask_secrets
 
 REDACTED = "[redacted]"
 """What replaces message text, tool-call arguments and any other string in a redacted trace."""
 
 ENV_VAR = "AGENT_REDACT_TRACES"
-"""``true`` (default) redacts trace content; ``false`` keeps it for local debugging."""
+"""``true`` (default) redacts trace content; ``secrets`` keeps it with secrets masked;
+``false`` keeps it for local debugging."""
+
+RedactionMode = Literal["full", "secrets", "off"]
+"""What a trace keeps of inputs and outputs: structure only, content without secrets, all."""
+
+SECRETS_VALUE = "secrets"
+"""The ``AGENT_REDACT_TRACES`` value of the ``secrets`` mode."""
 
 MAX_DEPTH = 16
 """Nesting depth the walker follows; anything deeper becomes :data:`REDACTED`."""
@@ -55,26 +67,45 @@ _ERROR_TYPE = re.compile(r"^[A-Za-z_][\w.]*")
 _MAX_IDENTIFIER_CHARS = 128
 
 
-def redaction_enabled(environ: Mapping[str, str] | None = None) -> bool:
-    """Read ``AGENT_REDACT_TRACES``: on unless it says ``false``.
+def redaction_mode(environ: Mapping[str, str] | None = None) -> RedactionMode:
+    """Read ``AGENT_REDACT_TRACES``: ``full`` unless it says ``secrets`` or ``false``.
 
     Args:
         environ: Where to read it; ``os.environ`` by default.
 
     Returns:
-        Whether trace content is redacted.
+        ``"full"`` (true, 1, yes, on, or unset), ``"secrets"``, or ``"off"`` (false, 0, no,
+        off).
 
     Raises:
-        ValueError: If the variable holds anything but true/false, 1/0, yes/no or on/off.
+        ValueError: If the variable holds anything else; the message names the variable and
+            the values it takes, never the value.
     """
     raw = (os.environ if environ is None else environ).get(ENV_VAR, "")
     value = raw.strip().lower()
     if value in _TRUE or value == "":
-        return True
+        return "full"
+    if value == SECRETS_VALUE:
+        return "secrets"
     if value in _FALSE:
-        return False
-    msg = f"{ENV_VAR}={raw!r}: expected true or false"
+        return "off"
+    msg = f"{ENV_VAR}: expected true, secrets or false"
     raise ValueError(msg)
+
+
+def redaction_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    """Return True when ``AGENT_REDACT_TRACES`` asks for full redaction (the default).
+
+    Args:
+        environ: Where to read it; ``os.environ`` by default.
+
+    Returns:
+        Whether trace content is replaced whole (``secrets`` and ``false`` keep it).
+
+    Raises:
+        ValueError: If the variable holds an unknown value (see :func:`redaction_mode`).
+    """
+    return redaction_mode(environ) == "full"
 
 
 def _opaque(value: object) -> str:
@@ -137,11 +168,13 @@ class _Walker:
     """One walk over one serialized payload.
 
     With ``redacting`` it keeps structure and identifiers and replaces text; without, it
-    keeps everything but passes every ``artifact`` through the allowlist.
+    keeps everything but passes every ``artifact`` through the allowlist, and with
+    ``masking`` every string and key through :func:`~agent.tracing.masking.mask_secrets`.
     """
 
-    def __init__(self, *, redacting: bool) -> None:
+    def __init__(self, *, redacting: bool, masking: bool = False) -> None:
         self.redacting = redacting
+        self.masking = masking and not redacting
 
     def value(self, value: Any, depth: int, counts: bool = False) -> Any:
         """Walk one JSON value; ``counts`` keeps numbers (inside token-usage dicts)."""
@@ -150,6 +183,8 @@ class _Walker:
         if isinstance(value, int | float):
             return value if counts or not self.redacting else REDACTED  # an amount, too
         if isinstance(value, str):
+            if self.masking:
+                return mask_secrets(value)
             return REDACTED if value and self.redacting else value
         if depth >= MAX_DEPTH:
             return REDACTED
@@ -161,8 +196,9 @@ class _Walker:
 
     def mapping(self, value: dict[str, Any], depth: int, counts: bool = False) -> Any:
         if not self.redacting:
+            name = mask_secrets if self.masking else str
             return {
-                key: sanitize_artifact(item) if key == "artifact" else self.value(item, depth)
+                name(key): sanitize_artifact(item) if key == "artifact" else self.value(item, depth)
                 for key, item in value.items()
             }
         if _is_message(value):
@@ -263,6 +299,34 @@ def sanitize_artifacts(payload: Mapping[str, Any]) -> dict[str, Any]:
     """
     kept: dict[str, Any] = _Walker(redacting=False).mapping(to_json(payload), 0)
     return kept
+
+
+def mask_payload_secrets(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """Keep a payload's content with its secrets masked (``AGENT_REDACT_TRACES=secrets``).
+
+    Args:
+        payload: The run's inputs or outputs, as the langsmith client hands them over.
+
+    Returns:
+        A new JSON dict with the payload's content, numbers and structure, where every
+        string and key has passed :func:`~agent.tracing.masking.mask_secrets` and every
+        ``artifact`` holds only what :func:`~agent.tracing.allowlist.sanitize_artifact`
+        keeps. The payload is never changed.
+    """
+    kept: dict[str, Any] = _Walker(redacting=False, masking=True).mapping(to_json(payload), 0)
+    return kept
+
+
+def mask_error(error: object) -> object:
+    """Keep a run's error text with its secrets masked (``AGENT_REDACT_TRACES=secrets``).
+
+    Args:
+        error: The error the tracer recorded.
+
+    Returns:
+        The text through :func:`~agent.tracing.masking.mask_secrets`; None stays None.
+    """
+    return None if error is None else mask_secrets(str(error))
 
 
 def redact_error(error: object) -> object:

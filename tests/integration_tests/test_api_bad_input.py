@@ -1,9 +1,16 @@
-"""Bad input over the API: a clear error naming the problem, and the server keeps serving."""
+"""Bad input over the API: a clear error naming the problem, and the server keeps serving.
+
+A run whose ``input``, ``context`` or ``stream_mode`` is wrong, or whose ``metadata`` or
+``config`` is not an object, is a 422 before it is queued, naming the field and never the
+value, in the body and in the server log (``tests/prod_tests/test_prod_bad_input.py`` holds
+the production server to the same cases). Input the graph reads (messages) fails the run.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -14,6 +21,8 @@ from langgraph_sdk.client import LangGraphClient
 from agent.client.scenarios import GRAPHS, by_name
 from agent.context import Context
 from tests.support.api import assert_answer, current_turn, run_request, tool_steps, user_input
+from tests.support.bad_input import assert_every_bad_run_refused
+from tests.support.dev_server import DevServer
 
 BAD_CONTEXT: dict[str, Any] = {
     "model": "gpt4",  # not "offline" and not provider:model
@@ -50,35 +59,45 @@ def test_every_context_field_has_a_bad_value_the_model_rejects() -> None:
         assert {error["loc"][0] for error in excinfo.value.errors()} == {name}
 
 
-async def test_invalid_context_fails_the_run_naming_the_field(client: LangGraphClient) -> None:
+async def first_event(events: AsyncIterator[Any]) -> Any:
+    async for event in events:
+        return event
+    return None
+
+
+async def test_invalid_context_is_refused_at_the_door_naming_the_field(
+    client: LangGraphClient,
+) -> None:
+    # agent/auth.py's create_run handler refuses it before the run is stored: runs.wait,
+    # runs.stream and runs.create raise the 422, and the thread keeps no run.
     async def one(graph: str, name: str, value: Any) -> None:
         request = run_request("checkpointer", {name: value})
-        # runs.wait without raising: the error as the API returns it.
-        output = await client.runs.wait(None, graph, raise_error=False, **request)
-        assert isinstance(output, dict) and "__error__" in output, (graph, name, output)
-        error = output["__error__"]
-        assert error["error"] == "ValidationError"
-        assert f"\n{name}" in error["message"], error["message"]  # pydantic's field line
-        if isinstance(value, str):  # named, never quoted: a value may be a pasted secret
-            assert value not in error["message"], error["message"]
-        # runs.wait raising: the SDK's exception carries the same text.
-        with pytest.raises(Exception, match=name) as excinfo:
-            await client.runs.wait(None, graph, **request)
-        assert "ValidationError" in str(excinfo.value)
-        # runs.stream: an `error` event, and no node ran.
         thread_id = (await client.threads.create())["thread_id"]
-        events = [
-            p async for p in client.runs.stream(thread_id, graph, stream_mode="updates", **request)
-        ]
-        assert [p.event for p in events] == ["metadata", "error"]
-        assert events[-1].data["error"] == "ValidationError"
-        assert name in events[-1].data["message"]
-        runs = await client.runs.list(thread_id)
-        assert [run["status"] for run in runs] == ["error"]
+        calls: dict[str, Callable[[], Awaitable[Any]]] = {
+            "wait": lambda: client.runs.wait(None, graph, **request),
+            "create": lambda: client.runs.create(thread_id, graph, **request),
+            "stream": lambda: first_event(client.runs.stream(thread_id, graph, **request)),
+        }
+        for how, call in calls.items():
+            with pytest.raises(httpx.HTTPStatusError) as excinfo:
+                await call()
+            response = excinfo.value.response
+            assert response.status_code == 422, (graph, name, how, response.text)
+            assert f"context.{name}" in response.json()["detail"], (how, response.text)
+            if isinstance(value, str):  # named, never quoted: a value may be a pasted secret
+                assert value not in response.text, (how, response.text)
+        assert await client.runs.list(thread_id) == []
 
     await asyncio.gather(
         *(one(graph, name, value) for graph in GRAPHS for name, value in BAD_CONTEXT.items())
     )
+    await assert_still_serving(client)
+
+
+async def test_every_bad_run_request_is_a_422_naming_the_field_and_queues_nothing(
+    server: DevServer, client: LangGraphClient
+) -> None:
+    await assert_every_bad_run_refused(server.url, {}, client, GRAPHS[0], server.log)
     await assert_still_serving(client)
 
 

@@ -126,7 +126,8 @@ def test_a_failed_run_exits_non_zero_naming_the_field(
     out = io.StringIO()
     assert main(["checkpointer", "--url", server.url, "--max-retries", "-1"], out) == EXIT_FAILED
     err = capsys.readouterr().err
-    assert "ValidationError" in err and "max_retries" in err
+    # Refused before the run is queued (agent/auth.py), naming the field.
+    assert "(422)" in err and "context.max_retries" in err
 
 
 def test_check_runs_the_whole_matrix(server: DevServer) -> None:

@@ -1,9 +1,11 @@
 """The dev server's ``/internal/*`` and ``/deploy`` routes, closed by ``agent/http.py``.
 
 ``langgraph dev`` serves them outside custom auth. With ``AGENT_API_KEYS`` set, each needs
-a valid key (the same 401 as every other route); with or without keys, a browser page
-from an origin other than Studio's or loopback is refused (403). Studio's own requests,
-from its origin with a key, still pass, and every other route is untouched.
+a valid key first (the same 401 as every other route, whatever the ``Origin``), and
+``/internal/*`` stays closed for every key (404: the routes cannot tell owners apart, and
+Studio does not call them). With or without keys, a browser page from an origin other than
+Studio's or loopback is refused on ``/deploy`` (403). Studio's own requests, from its
+origin with a key, still pass, and every other route is untouched.
 
 No request here starts a deploy: the one ``POST /deploy`` that passes the guard carries
 a loopback origin the guard allows (``[::1]``) and the dev server's own check refuses.
@@ -97,14 +99,23 @@ def is_guard_refusal(response: httpx.Response, status: int, detail: str) -> bool
 MISSING = (401, "missing x-api-key header")
 INVALID = (401, "invalid x-api-key")
 FOREIGN_PAGE = (403, "origin not allowed")
+CLOSED = (404, "not found")
 REFUSED = {
-    "no-key": ({}, MISSING),
-    "wrong-key": ({"x-api-key": "wrong"}, INVALID),
-    "key-in-other-case": ({"x-api-key": KEY.upper()}, INVALID),
-    "key-as-bearer": ({"authorization": f"Bearer {KEY}"}, MISSING),
-    "foreign-origin": ({"x-api-key": KEY, "origin": FOREIGN}, FOREIGN_PAGE),
-    "foreign-origin-no-key": ({"origin": FOREIGN}, FOREIGN_PAGE),
-    "cross-site-no-origin": ({"x-api-key": KEY, "sec-fetch-site": "cross-site"}, FOREIGN_PAGE),
+    # case: (headers, answer on /internal/*, answer on /deploy*)
+    "no-key": ({}, MISSING, MISSING),
+    "wrong-key": ({"x-api-key": "wrong"}, INVALID, INVALID),
+    "key-in-other-case": ({"x-api-key": KEY.upper()}, INVALID, INVALID),
+    "key-as-bearer": ({"authorization": f"Bearer {KEY}"}, MISSING, MISSING),
+    "foreign-origin-no-key": ({"origin": FOREIGN}, MISSING, MISSING),
+    "studio-origin-no-key": ({"origin": STUDIO}, MISSING, MISSING),
+    "valid-key": ({"x-api-key": KEY}, CLOSED, None),
+    "studio-with-key": ({"x-api-key": KEY, "origin": STUDIO}, CLOSED, None),
+    "foreign-origin": ({"x-api-key": KEY, "origin": FOREIGN}, CLOSED, FOREIGN_PAGE),
+    "cross-site-no-origin": (
+        {"x-api-key": KEY, "sec-fetch-site": "cross-site"},
+        CLOSED,
+        FOREIGN_PAGE,
+    ),
 }
 
 
@@ -117,7 +128,11 @@ def test_with_keys_a_request_without_a_valid_key_or_from_a_foreign_page_is_refus
     path: str,
     case: str,
 ) -> None:
-    headers, (status, detail) = REFUSED[case]
+    headers, internal, deploy = REFUSED[case]
+    expected = internal if path.startswith("/internal") else deploy
+    if expected is None:
+        return  # a /deploy request Studio may send: test_with_keys_studio_still_deploys
+    status, detail = expected
     response = call(keyed, method, path, thread_id, headers)
     assert is_guard_refusal(response, status, detail), (response.status_code, response.text)
     # The same refusal as every other route gives (one of them, for comparison).
@@ -126,27 +141,28 @@ def test_with_keys_a_request_without_a_valid_key_or_from_a_foreign_page_is_refus
         assert (other.status_code, other.json()) == (response.status_code, response.json())
 
 
-def test_a_cors_preflight_is_checked_for_its_origin_only(keyed: DevServer) -> None:
+def test_a_cors_preflight_on_deploy_is_checked_for_its_origin_only(keyed: DevServer) -> None:
     preflight = {
         "access-control-request-method": "POST",
         "access-control-request-headers": "x-api-key",
     }
     studio = httpx.options(f"{keyed.url}/deploy", headers={**preflight, "origin": STUDIO})
     assert studio.status_code == 200  # Studio's browser may go on and send its key
-    foreign = httpx.options(
-        f"{keyed.url}/internal/truncate", headers={**preflight, "origin": FOREIGN}
-    )
+    foreign = httpx.options(f"{keyed.url}/deploy", headers={**preflight, "origin": FOREIGN})
     assert is_guard_refusal(foreign, 403, "origin not allowed")
     assert "access-control-allow-origin" not in foreign.headers
+    # /internal is closed with keys: a preflight there needs a key like any request.
+    internal = httpx.options(
+        f"{keyed.url}/internal/truncate", headers={**preflight, "origin": STUDIO}
+    )
+    assert is_guard_refusal(internal, *MISSING)
 
 
-def test_with_keys_a_valid_key_passes_and_studio_still_works(
+def test_with_keys_studio_still_deploys_and_the_internal_routes_stay_closed(
     keyed: DevServer, thread_id: str
 ) -> None:
     key = {"x-api-key": KEY}
     studio = {**key, "origin": STUDIO}
-    debug = call(keyed, "GET", ROUTES[0][1], thread_id, key)
-    assert debug.status_code == 200 and debug.json()["thread_id"] == thread_id
     assert call(keyed, "GET", "/deploy", thread_id, studio).json()["protocol_version"] >= 1
     stream = call(keyed, "GET", ROUTES[4][1], thread_id, studio)
     assert (stream.status_code, stream.json()) == (404, {"error": "not found"})
@@ -158,11 +174,12 @@ def test_with_keys_a_valid_key_passes_and_studio_still_works(
     assert search.status_code == 200
     assert search.headers["access-control-allow-origin"] in ("*", STUDIO)
     assert httpx.get(f"{keyed.url}/ok").status_code == 200
-    # Last: a valid key may wipe the server, as the route intends; the thread is gone.
-    truncate = call(keyed, "POST", "/internal/truncate", thread_id, key)
-    assert (truncate.status_code, truncate.json()) == (200, {"ok": True})
-    gone = call(keyed, "GET", ROUTES[0][1], thread_id, key)
-    assert (gone.status_code, gone.json()) == (404, {"error": "not found"})
+    # The owner's own key does not open /internal either: her thread is still there.
+    for method, path in ROUTES[:2]:
+        closed = call(keyed, method, path, thread_id, key)
+        assert is_guard_refusal(closed, *CLOSED), (closed.status_code, closed.text)
+    own = httpx.get(f"{keyed.url}/threads/{thread_id}", headers=key)
+    assert own.status_code == 200 and own.json()["thread_id"] == thread_id
 
 
 @pytest.mark.parametrize(("method", "path"), ROUTES, ids=ROUTE_IDS)

@@ -8,12 +8,15 @@ a custom variable) and points Groq at the loopback ``FakeGroq``. The redacting s
 every scenario, every extra rule, the secret-bearing tools and one Groq run on both graphs;
 the root run of each trace is the API's ``run_id``. The server with
 ``AGENT_REDACT_TRACES=false`` reruns the secret-bearing cases: content arrives, keys do
-not, and the metadata is the same.
+not, and the metadata is the same. The server with ``AGENT_REDACT_TRACES=secrets`` reruns
+them with secret-shaped strings pasted into the message: content arrives, every pasted
+secret is masked, and the metadata is the same again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,6 +35,7 @@ from tests.support.langsmith_collector import LangSmithCollector
 from tests.support.tracing import (
     EXPECTED_TRACES,
     EXTRA_CASES,
+    PASTED_SECRETS,
     as_json,
     matches_events,
     metadata,
@@ -185,9 +189,10 @@ def loopback(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loopback]:
         yield collector, groq, config
 
 
-def server_env(collector: LangSmithCollector, groq: FakeGroq, redact: bool) -> dict[str, str]:
+def server_env(collector: LangSmithCollector, groq: FakeGroq, redact: bool | str) -> dict[str, str]:
+    mode = redact if isinstance(redact, str) else "true" if redact else "false"
     return collector.env() | {
-        "AGENT_REDACT_TRACES": "true" if redact else "false",
+        "AGENT_REDACT_TRACES": mode,
         "GROQ_API_KEY": GROQ_SECRET,
         "GROQ_API_BASE": groq.url,
         "LANGSMITH_PLANTED_NOTE": ENV_SECRET,
@@ -332,3 +337,39 @@ def test_redaction_off_sends_content_but_no_keys_and_the_same_metadata(
             root_off = metadata(runs_off[traced_off[case.name, graph].run_id])
             keys = (*STOP_KEYS, *TOTAL_KEYS)
             assert {k: root_off[k] for k in keys} == {k: root_on[k] for k in keys}
+
+
+def test_secrets_mode_sends_content_with_every_pasted_secret_masked(
+    redacting: tuple[dict[tuple[str, str], Traced], dict[str, Any], bytes],
+    loopback: Loopback,
+) -> None:
+    traced_on, runs_on, _ = redacting
+    collector, groq, config = loopback
+    pasted = " ".join(p for p, _ in PASTED_SECRETS.values())
+    cases = [
+        dataclasses.replace(c, query=f"{c.query} {pasted}")
+        for c in CASES
+        if c.name in (*SECRET_CASES, "success-hard")
+    ]
+    with dev_server(env=server_env(collector, groq, redact="secrets"), config=config) as server:
+        traced = asyncio.run(run_all(server.url, cases))
+        runs = wait_for_roots(collector, traced)
+    sent = b"".join(collector.run_traffic)
+    collector.clear()
+    for kept in (USER_SECRET, TOOL_SECRET, ERROR_SECRET):
+        assert kept.encode() in sent, kept
+    for kind, (_, secret) in PASTED_SECRETS.items():
+        assert secret.encode() not in sent, kind
+    for secret in ALWAYS_HIDDEN:
+        assert secret.encode() not in sent, secret
+    for case in cases:
+        for graph in GRAPHS:
+            assert traced[case.name, graph].values["stop_decision"]["rule"] == case.rule
+            masked = check(case, graph, traced[case.name, graph], runs)
+            on = observed_trace(runs_on, traced_on[case.name, graph].run_id, graph)
+            # The same stop metadata; token counts differ (the pasted text is longer).
+            assert {k: v for k, v in masked.items() if k != "root"} == {
+                k: v for k, v in on.items() if k != "root"
+            }, (case.name, graph)
+            stop = {k: masked["root"][k] for k in STOP_KEYS}
+            assert stop == {k: on["root"][k] for k in STOP_KEYS}, (case.name, graph)

@@ -2,7 +2,9 @@
 
 It serves the project's graphs (from ``aegra.json``) plus ``slow``, a graph whose tool
 takes a few seconds, so a test can kill the worker that holds a running run. Every run is
-traced into a loopback LangSmith collector. Crash recovery uses :data:`SHORT_LEASE`.
+traced into a loopback LangSmith collector. Crash recovery uses :data:`SHORT_LEASE`. Its
+``http.app`` is :mod:`tests.support.routes_app` (the project's ``agent.http:app`` plus a
+route listing every route), so the route walk reads what Aegra mounts.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from tests.support.prod_server import (
     state_folder,
     write_config,
 )
+from tests.support.route_walk import ROUTES_APP
 
 HERE = __file__.rsplit("/", 1)[0]
 ALICE_KEY = "prod-alice-5e0c2b"
@@ -69,7 +72,10 @@ def stack(
 ) -> Iterator[ProdServer]:
     folder = tmp_path_factory.mktemp("prod-config")
     (folder / "slow_graph.py").write_text(SLOW_GRAPH, "utf-8")
-    config = write_config(folder, {"slow": f"{folder / 'slow_graph.py'}:graph"})
+    # The project's http app plus GET /__routes__, for the route walk.
+    config = write_config(
+        folder, {"slow": f"{folder / 'slow_graph.py'}:graph"}, http_app=ROUTES_APP
+    )
     env = {API_KEYS_ENV: KEYS, **SHORT_LEASE, **collector.env()}
     with state_folder() as state, prod_server(state, env, config=config) as running:
         yield running

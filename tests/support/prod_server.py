@@ -38,12 +38,15 @@ SHORT_LEASE = {
 """Crash-recovery settings short enough for a test: a dead worker's run is back in ~6 s."""
 
 
-def write_config(folder: Path, extra_graphs: Mapping[str, str] | None = None) -> Path:
+def write_config(
+    folder: Path, extra_graphs: Mapping[str, str] | None = None, http_app: str | None = None
+) -> Path:
     """Write the project's ``aegra.json`` into ``folder``, with absolute paths and extras.
 
     Args:
         folder: Where to write it.
         extra_graphs: More graph ids and ``/absolute/file.py:variable`` entries.
+        http_app: Another ``http.app`` entry (``/absolute/file.py:variable``).
 
     Returns:
         The config's path.
@@ -55,6 +58,8 @@ def write_config(folder: Path, extra_graphs: Mapping[str, str] | None = None) ->
         graph: str(ROOT / entry.removeprefix("./")) for graph, entry in config["graphs"].items()
     }
     config["graphs"].update(extra_graphs or {})
+    if http_app is not None:
+        config["http"] = {**config.get("http", {}), "app": http_app}
     path = folder / "aegra.json"
     path.write_text(json.dumps(config, indent=2), "utf-8")
     return path

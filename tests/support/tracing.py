@@ -16,6 +16,7 @@ from agent.client.scenarios import GRAPHS, STOP_NODE
 from agent.tools import TOOLS
 from agent.tracing.client import trace_client
 from agent.tracing.metadata import STOP_KEYS, TAG_PREFIX, TOTAL_KEYS
+from agent.tracing.redaction import RedactionMode
 from tests.support.extra_tools import artifact_tool, plain, raiser
 from tests.support.graph_runs import Observed, build, run
 from tests.support.langsmith_collector import LangSmithCollector
@@ -124,14 +125,17 @@ async def trace_both(
     *,
     tools: Sequence[Any] = TOOLS,
     redact: bool = True,
+    mode: RedactionMode | None = None,
     thread_id: str = "t",
 ) -> dict[str, tuple[Observed, dict[str, Any], dict[str, dict[str, Any]]]]:
     """Run both graphs with tracing on (for these calls only).
 
+    ``mode`` (``full``, ``secrets``, ``off``) overrides ``redact`` (``full`` or ``off``).
+
     Returns:
         Per graph: the observed run, its root run, and every run the collector holds.
     """
-    client = trace_client(redact_content=redact, api_url=collector.url, api_key="dummy")
+    client = trace_client(redact_content=redact, mode=mode, api_url=collector.url, api_key="dummy")
     observed: dict[str, Observed] = {}
     with langsmith.tracing_context(enabled=True, client=client, project_name="tracing-test"):
         for graph_name in GRAPHS:
@@ -262,3 +266,24 @@ def matches_events(trace: dict[str, Any], decisions: Sequence[Mapping[str, Any]]
     ]
     shown = [{k: v for k, v in run.items() if k != "stop_artifact"} for run in trace["deciding"]]
     return said == shown
+
+
+PASTED_SECRETS: dict[str, tuple[str, str]] = {
+    # kind: (what a user pastes, the part that must not reach a trace)
+    "groq key": ("gsk_PlantedGroqKey0a1b2c3d4e5f", "gsk_PlantedGroqKey0a1b2c3d4e5f"),
+    "openai key": ("sk-proj-PlantedOpenAi9z8y7x6w", "sk-proj-PlantedOpenAi9z8y7x6w"),
+    "langsmith key": (
+        "lsv2_pt_0123456789abcdef0123456789abcdef_a1b2c3d4e5",
+        "lsv2_pt_0123456789abcdef0123456789abcdef_a1b2c3d4e5",
+    ),
+    "bearer token": ("Authorization: Bearer Zt0kenPlanted.9981-xy", "Zt0kenPlanted.9981-xy"),
+    "jwt": (
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwbGFudGVkIn0.c2lnbmF0dXJlUGxhbnRlZA",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwbGFudGVkIn0.c2lnbmF0dXJlUGxhbnRlZA",
+    ),
+    "card number": ("card 4242 4242 4242 4242 exp 12/29", "4242 4242 4242 4242"),
+    "url password": ("postgres://app:Pl4ntedDbPw77@db.internal:5432/app", "Pl4ntedDbPw77"),
+    "password field": ("password=Hunter2Planted!", "Hunter2Planted!"),
+}
+"""Secret-shaped strings a user might paste, each with the substring the ``secrets`` trace
+mode must mask; ``agent/tracing/masking.py`` must keep the words around them."""

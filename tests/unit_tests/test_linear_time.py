@@ -24,7 +24,8 @@ from agent.tracing.allowlist import (
     sanitize_artifact,
     scrub_metadata,
 )
-from agent.tracing.redaction import redact, sanitize_artifacts
+from agent.tracing.masking import mask_secrets
+from agent.tracing.redaction import mask_payload_secrets, redact, sanitize_artifacts
 
 MB = 1_000_000
 BOUND_SECONDS = 1.0
@@ -91,6 +92,32 @@ def test_parse_buy_is_linear(text: str) -> None:
 def test_looks_secret_is_linear(value: str) -> None:
     assert timed(lambda: looks_secret(value)) < BOUND_SECONDS
     assert timed(lambda: scrub_metadata({"note": value})) < BOUND_SECONDS
+
+
+MASK_INPUTS = {
+    **SECRET_INPUTS,
+    "card-groups": mb("4242 "),
+    "card-dashes": mb("4242-"),
+    "digits-run": mb("1"),
+    "amex-like": mb("3782 822463 "),
+    "jwt-chain": mb("eyJaaaaa.eyJbbbbb"),
+    "names": mb("password"),
+    "names-equals": mb("password="),
+    "names-quotes": mb("token:'"),
+    "url-passwords": mb("://a:b"),
+    "url-no-at": "://a:" + mb("b"),
+    "bearers": mb("Bearer "),
+    "pem-begins": mb("-----BEGIN PRIVATE KEY-----"),
+    "pem-unclosed": "-----BEGIN PRIVATE KEY-----" + mb("A"),
+    "pem-end-unclosed": "-----BEGIN PRIVATE KEY-----" + mb("-----END "),
+    "all-masked": mb("gsk_abcdefgh "),
+}
+
+
+@pytest.mark.parametrize("value", MASK_INPUTS.values(), ids=MASK_INPUTS.keys())
+def test_masking_secrets_is_linear(value: str) -> None:
+    assert timed(lambda: mask_secrets(value)) < BOUND_SECONDS
+    assert timed(lambda: mask_payload_secrets({"messages": [HumanMessage(value)]})) < BOUND_SECONDS
 
 
 @pytest.mark.parametrize("key", [mb("A"), mb("Aa"), mb("a1"), mb("_")])

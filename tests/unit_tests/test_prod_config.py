@@ -44,6 +44,7 @@ def test_aegra_json_serves_the_graphs_and_auth_of_langgraph_json() -> None:
         path = entry.rpartition(":")[0]
         assert path.startswith("./") and (ROOT / path).is_file(), entry
     assert prod["auth"] == dev["auth"]
+    assert prod["http"] == dev["http"]
 
     def importable(dep: str) -> str:
         return f"{dep}/src" if (ROOT / dep / "src").is_dir() else dep

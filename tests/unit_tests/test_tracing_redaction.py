@@ -21,6 +21,7 @@ from langsmith.utils import get_env_var
 import agent.tracing.client as trace_client_module
 from agent.tracing.client import (
     RedactingClient,
+    SecretMaskingClient,
     configure_tracing,
     trace_client,
     tracing_requested,
@@ -31,6 +32,7 @@ from agent.tracing.redaction import (
     redact,
     redact_error,
     redaction_enabled,
+    redaction_mode,
     sanitize_artifacts,
 )
 from tests.support.graph_runs import build, run
@@ -201,9 +203,23 @@ def test_redaction_switch(raw: str | None, expected: bool) -> None:
     assert redaction_enabled(environ) is expected
 
 
-def test_redaction_switch_names_a_bad_value() -> None:
-    with pytest.raises(ValueError, match="AGENT_REDACT_TRACES='maybe'"):
-        redaction_enabled({ENV_VAR: "maybe"})
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [(None, "full"), ("on", "full"), ("secrets", "secrets"), (" Secrets ", "secrets")]
+    + [("false", "off"), ("0", "off")],
+)
+def test_redaction_mode(raw: str | None, expected: str) -> None:
+    environ = {} if raw is None else {ENV_VAR: raw}
+    assert redaction_mode(environ) == expected
+    assert redaction_enabled(environ) is (expected == "full")
+
+
+def test_redaction_switch_names_the_variable_and_its_values_never_the_value() -> None:
+    with pytest.raises(ValueError, match="AGENT_REDACT_TRACES: expected true, secrets or false"):
+        redaction_enabled({ENV_VAR: "maybe-sk-planted"})
+    with pytest.raises(ValueError) as caught:
+        redaction_mode({ENV_VAR: "maybe-sk-planted"})
+    assert "maybe" not in str(caught.value)
 
 
 def test_trace_client_follows_the_switch(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -214,10 +230,13 @@ def test_trace_client_follows_the_switch(monkeypatch: pytest.MonkeyPatch) -> Non
     }
     monkeypatch.delenv(ENV_VAR, raising=False)
     assert isinstance(trace_client(**options), RedactingClient)
+    monkeypatch.setenv(ENV_VAR, "secrets")
+    assert type(trace_client(**options)) is SecretMaskingClient
     monkeypatch.setenv(ENV_VAR, "false")
     assert type(trace_client(**options)) is langsmith.Client
+    assert type(trace_client(mode="secrets", **options)) is SecretMaskingClient
     monkeypatch.setenv(ENV_VAR, "bogus")
-    with pytest.raises(ValueError, match="bogus"):
+    with pytest.raises(ValueError, match=ENV_VAR):
         trace_client(**options)
 
 
@@ -229,13 +248,14 @@ def test_tracing_requested_reads_the_environment() -> None:
 
 
 def test_the_client_sends_run_errors_through_the_private_hook() -> None:
-    """``RedactingClient`` overrides langsmith's ``_hide_run_error``; prove it is called."""
+    """Both clients override langsmith's ``_hide_run_error``; prove it is called."""
+    key = "gsk_plantedErrorKey0000000001"
     with LangSmithCollector() as collector:
-        for redacting in (True, False):
-            client = trace_client(redact_content=redacting, api_url=collector.url, api_key="x")
+        for mode in ("full", "secrets", "off"):
+            client = trace_client(mode=mode, api_url=collector.url, api_key="x")
             run_id = uuid.uuid4()
             client.create_run("op", {"q": USER}, "chain", id=run_id, project_name="p")
-            client.update_run(run_id, error=f"RuntimeError('{USER}')", end_time=None)
+            client.update_run(run_id, error=f"RuntimeError('{USER} {key}')", end_time=None)
             client.flush()
 
             def errored(runs: dict[str, dict[str, Any]], rid: str = str(run_id)) -> bool:
@@ -243,8 +263,9 @@ def test_the_client_sends_run_errors_through_the_private_hook() -> None:
 
             runs = collector.wait_for(errored)
             error = runs[str(run_id)]["error"]
-            assert (error == f"RuntimeError: {REDACTED}") is redacting
-            assert (USER in error) is not redacting
+            assert (error == f"RuntimeError: {REDACTED}") is (mode == "full")
+            assert (USER in error) is (mode != "full")
+            assert (key in error) is (mode == "off")
 
 
 def _clear_langsmith_env_cache() -> None:

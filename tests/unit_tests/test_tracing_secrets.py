@@ -3,7 +3,10 @@
 Secrets are planted in the user's message, in tool content, in artifact fields, in an
 exception's text and in environment variables. With ``AGENT_REDACT_TRACES`` on none of
 them is in any ``/runs*`` request; with it off the content arrives, the artifact and
-environment secrets still do not, and the metadata is the same as with it on.
+environment secrets still do not, and the metadata is the same as with it on. With
+``AGENT_REDACT_TRACES=secrets`` the content arrives too, but every secret-shaped string a
+user pasted (:data:`tests.support.tracing.PASTED_SECRETS`) is masked, and the metadata is
+the same again.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from tests.support.fake_groq import FakeGroq
 from tests.support.graph_runs import build, run
 from tests.support.langsmith_collector import LangSmithCollector
 from tests.support.tracing import (
+    PASTED_SECRETS,
     metadata,
     observed_trace,
     trace_both,
@@ -157,6 +161,48 @@ async def test_redaction_off_sends_content_but_not_keys_and_keeps_metadata(
         assert traces[0] == traces[1]
         roots = [metadata(both[graph_name][1]) for both in (on, off)]
         assert [{k: r[k] for k in STOP_KEYS + TOTAL_KEYS} for r in roots] == [traces[0]["root"]] * 2
+
+
+@pytest.mark.parametrize("case", list(CASES))
+async def test_secrets_mode_keeps_content_masks_every_pasted_secret_and_keeps_metadata(
+    collector: LangSmithCollector, case: str
+) -> None:
+    tools = [*TOOLS, leaky, exploding]
+    text, context, rule = CASES[case]
+    pasted = " ".join(p for p, _ in PASTED_SECRETS.values())
+    text = f"{text} {pasted}"  # in the message, the tool's arguments, content and error
+    full = await trace_both(collector, text, context, tools=tools, thread_id=f"{case}-full")
+    sent_full = traffic(collector)
+    collector.clear()
+    masked = await trace_both(
+        collector, text, context, tools=tools, mode="secrets", thread_id=f"{case}-secrets"
+    )
+    sent = traffic(collector)
+    # Content is kept: the user's words and the tool's text (or its error's) arrive...
+    for kept in (USER_SECRET, TOOL_SECRET if rule == "completed" else ERROR_SECRET):
+        assert kept.encode() in sent, kept
+        assert kept.encode() not in sent_full, kept
+    # ...every pasted secret is masked, and keys never leave, as in the other modes.
+    for kind, (_, secret) in PASTED_SECRETS.items():
+        assert secret.encode() not in sent, kind
+    for secret in ALWAYS_HIDDEN:
+        assert secret.encode() not in sent, secret
+    assert b"[redacted]" in sent
+    assert collector.errors == []
+    # The stop metadata and the trace's shape are what full redaction gives.
+    for graph_name in GRAPHS:
+        traces = [
+            observed_trace(runs, root["id"], graph_name)
+            for _, root, runs in (full[graph_name], masked[graph_name])
+        ]
+        assert traces[0] == traces[1]
+        roots = [metadata(both[graph_name][1]) for both in (full, masked)]
+        assert [{k: r[k] for k in STOP_KEYS + TOTAL_KEYS} for r in roots] == [traces[0]["root"]] * 2
+        assert traces[1]["root"]["stop_rule"] == rule
+        # The masked user message arrives with its words in place.
+        _, root, runs = masked[graph_name]
+        user = root["inputs"]["messages"][0]["content"]
+        assert user.startswith(CASES[case][0]) and "[redacted]" in user
 
 
 async def test_provider_key_never_reaches_a_trace(
