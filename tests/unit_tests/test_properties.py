@@ -738,7 +738,8 @@ def test_no_refused_purchase_reaches_the_tool_and_no_part_vanishes(
         return out
 
     (legacy, legacy_ran), (middleware, middleware_ran) = asyncio.run(both())
-    assert legacy_ran == middleware_ran
+    # create_agent runs the calls of one model turn as parallel tasks: any finish order.
+    assert sorted(legacy_ran) == sorted(middleware_ran)
     assert legacy.decision == middleware.decision
     assert legacy.answer.content == middleware.answer.content
     assert all(amount <= cap for _, amount in legacy_ran), "a refused call never runs"
