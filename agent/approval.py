@@ -95,12 +95,13 @@ def is_approval_request(value: object) -> bool:
     )
 
 
-def decisions_problem(response: object, expected: int) -> str | None:
+def decisions_problem(response: object, expected: int | None) -> str | None:
     """Return what is wrong with a resume value, or None when it answers the request.
 
     Args:
         response: What ``Command(resume=...)`` carried for this interrupt.
-        expected: How many actions the request holds.
+        expected: How many actions the request holds; None checks the shape alone (at the
+            server's door, where the pending request is not known).
 
     Returns:
         A message naming the field (``resume``, ``resume.decisions``,
@@ -112,8 +113,10 @@ def decisions_problem(response: object, expected: int) -> str | None:
             "request, e.g. {'decisions': [{'type': 'approve'}]}"
         )
     decisions = response["decisions"]
-    if not isinstance(decisions, list) or len(decisions) != expected:
+    if expected is not None and (not isinstance(decisions, list) or len(decisions) != expected):
         return f"resume.decisions must be a list of {expected} decision(s), one per action request"
+    if not isinstance(decisions, list) or not decisions:
+        return "resume.decisions must be a non-empty list, one decision per action request"
     for index, decision in enumerate(decisions):
         field = f"resume.decisions[{index}]"
         if not isinstance(decision, Mapping):
@@ -125,6 +128,29 @@ def decisions_problem(response: object, expected: int) -> str | None:
         if kind == "reject" and message is not None and not isinstance(message, str):
             return f"{field}.message must be a string (the reason, optional)"
     return None
+
+
+def resume_shape_problem(resume: object) -> str | None:
+    """Check a run's ``command.resume`` at the server's door, before any run is queued.
+
+    Only the shape of an approval response is checked (the pending request, and so the
+    number of decisions it needs, is the graph's to know): ``{"decisions": [...]}``, or a
+    map from interrupt ids to such objects.
+
+    Args:
+        resume: The ``resume`` of a run request's ``command``.
+
+    Returns:
+        A message naming the field and the expected form (never a value), or None.
+    """
+    if isinstance(resume, Mapping) and "decisions" not in resume and resume:
+        if all(isinstance(value, Mapping) for value in resume.values()):
+            for value in resume.values():  # keyed by interrupt id
+                problem = decisions_problem(value, None)
+                if problem is not None:
+                    return problem.replace("resume", "resume.<interrupt id>", 1)
+            return None
+    return decisions_problem(resume, None)
 
 
 def ask(request: HITLRequest) -> list[ApprovalDecision]:

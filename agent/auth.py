@@ -35,6 +35,7 @@ from typing import Any
 import pydantic
 from langgraph_sdk import Auth
 
+from agent.approval import resume_shape_problem
 from agent.context import Context
 
 logger = logging.getLogger(__name__)
@@ -217,7 +218,8 @@ def run_request_problems(request: Mapping[str, Any]) -> list[str]:
 
     ``langgraph dev`` passes the run's ``input``, ``context`` and ``stream_mode`` inside
     ``kwargs`` (a cron's inside ``payload``); Aegra passes them at the top level. All are
-    read.
+    read, and a ``command``'s ``resume`` must have the shape of an approval response
+    (:func:`agent.approval.resume_shape_problem`).
 
     Args:
         request: The ``threads.create_run`` or ``crons.create`` handler's ``value``.
@@ -238,6 +240,13 @@ def run_request_problems(request: Mapping[str, Any]) -> list[str]:
             problems += _context_problems(context)
         else:
             problems.append("context: expected an object of the graph's context fields")
+    command = fields.get("command")
+    if isinstance(command, Mapping) and command.get("resume") is not None:
+        # Only the shape: the count of decisions is checked against the pending request
+        # in the graph. Refused here, the run is never queued and the thread stays paused.
+        problem = resume_shape_problem(command["resume"])
+        if problem is not None:
+            problems.append(f"command.{problem}")
     modes = fields.get("stream_mode")
     if modes is not None:
         listed = modes if isinstance(modes, list) else [modes]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import httpx
 from langchain.agents.middleware.human_in_the_loop import HITLRequest
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import Command as ApiCommand
@@ -151,25 +152,50 @@ async def check_resumed(client: LangGraphClient, approval: Approval, way: Way) -
     assert approval.request == reference.interrupts[0]
 
 
-MALFORMED: tuple[tuple[Any, str], ...] = (
-    ("secret-2b7d", "resume must be an object"),
-    ({"decisions": []}, "resume.decisions must be a list of 1"),
+AT_THE_DOOR: tuple[tuple[Any, str], ...] = (
+    ("secret-2b7d", "command.resume must be an object"),
+    ({"decisions": []}, "command.resume.decisions must be a non-empty list"),
     ({"decisions": [{"type": "edit", "edited_action": "secret-2b7d"}]}, "resume.decisions[0]"),
     ({"decisions": [{"type": "reject", "message": 7}]}, "resume.decisions[0].message"),
 )
-"""Malformed answers to a one-action request, and the field each is refused for."""
+"""Answers of the wrong shape, refused before a run is queued, and the field each names."""
+
+IN_THE_GRAPH: tuple[tuple[Any, str], ...] = (
+    (
+        {"decisions": [{"type": "approve"}, {"type": "approve"}]},
+        "resume.decisions must be a list of 1",
+    ),
+)
+"""Well-formed answers that do not fit the pending request (one action): asked again."""
 
 
 async def refuse_malformed(client: LangGraphClient, approval: Approval) -> None:
-    """Send every :data:`MALFORMED` answer: each is asked again, and nothing is lost.
+    """Send every malformed answer: none is used, and nothing is lost.
 
-    The run does not fail (a failed run would mark the thread ``error``, and Aegra then
-    refuses every resume): it ends paused again on the same actions, each description
-    led by the field that was wrong, never by what was sent.
+    An answer of the wrong shape is a 422 at the door naming the field, and no run is
+    queued. One that does not fit the pending request (the door cannot know it) reaches the
+    graph, which asks again rather than failing (a failed run would mark the thread
+    ``error``, and Aegra then refuses every resume): the run ends paused on the same
+    actions, each description led by the field that was wrong. Never a value.
     """
     before = await client.threads.get_state(approval.thread_id)
-    for resume, wrong in MALFORMED:
+    runs_before = len(await client.runs.list(approval.thread_id, limit=100))
+    for resume, wrong in AT_THE_DOOR:
         command: ApiCommand = {"resume": resume}
+        try:
+            await client.runs.wait(approval.thread_id, approval.graph, command=command)
+        except httpx.HTTPStatusError as refused:
+            assert refused.response.status_code == 422
+            assert wrong in refused.response.text, refused.response.text
+            assert "secret-2b7d" not in refused.response.text
+        else:
+            raise AssertionError(f"a resume of the wrong shape was accepted ({wrong})")
+        state = await client.threads.get_state(approval.thread_id)
+        assert state["values"] == before["values"] and state["next"] == before["next"]
+        assert state["interrupts"] == before["interrupts"]  # the same request, untouched
+    assert len(await client.runs.list(approval.thread_id, limit=100)) == runs_before
+    for resume, wrong in IN_THE_GRAPH:
+        command = {"resume": resume}
         output = values_of(
             await client.runs.wait(approval.thread_id, approval.graph, command=command)
         )
@@ -187,7 +213,6 @@ async def refuse_malformed(client: LangGraphClient, approval: Approval) -> None:
         note = f"The last answer could not be used: {wrong}"
         assert action["description"].startswith(note), action["description"]
         assert action["description"].endswith(original["description"])
-        assert "secret-2b7d" not in action["description"]
 
 
 def receipts(values: dict[str, Any]) -> list[str]:

@@ -17,7 +17,14 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 from pydantic import TypeAdapter
 
-from agent.approval import ResumeError, decisions_problem, read_decisions, with_problem
+from agent.approval import (
+    ResumeError,
+    decisions_problem,
+    read_decisions,
+    resume_shape_problem,
+    with_problem,
+)
+from agent.auth import run_request_problems
 from agent.client.scenarios import ASK, GRAPHS
 from agent.graphs.commands import CommandError
 from agent.tracing.client import trace_client
@@ -258,3 +265,30 @@ def test_only_an_approved_call_that_timed_out_carries_its_approval_to_the_retry(
     assert _retried_approvals([*issued, result(transient(attempt=0))]) == set()
     # A new user message starts a new turn: nothing carries over.
     assert _retried_approvals([*issued, timed_out, HumanMessage("again")]) == set()
+
+
+@pytest.mark.parametrize(
+    ("resume", "problem"),
+    [
+        ({"decisions": [{"type": "approve"}]}, None),
+        ({"decisions": [{"type": "approve"}, {"type": "reject", "message": "no"}]}, None),
+        ({"0f1e": {"decisions": [{"type": "reject"}]}}, None),
+        ("secret-77", "resume must be an object"),
+        ({"decisions": []}, "resume.decisions must be a non-empty list"),
+        ({"decisions": "secret-77"}, "resume.decisions must be a non-empty list"),
+        ({"decisions": [{"type": "edit"}]}, "resume.decisions[0].type must be one of"),
+        ({"0f1e": {"decisions": [{}]}}, "resume.<interrupt id>.decisions[0].type"),
+    ],
+)
+def test_the_door_checks_the_shape_of_a_resume_never_quoting_it(
+    resume: Any, problem: str | None
+) -> None:
+    found = resume_shape_problem(resume)
+    if problem is None:
+        assert found is None
+        assert run_request_problems({"kwargs": {"command": {"resume": resume}}}) == []
+    else:
+        assert found is not None and found.startswith(problem)
+        assert "secret-77" not in found and "0f1e" not in found
+        [refusal] = run_request_problems({"command": {"resume": resume}})  # Aegra's shape
+        assert refusal == f"command.{found}"
