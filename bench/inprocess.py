@@ -308,7 +308,11 @@ DECOMPOSITION: tuple[tuple[str, str], ...] = (
     ("noop_model_wrap", "a no-op wrap_model_call layer"),
     ("noop_tool_wrap", "a no-op wrap_tool_call layer"),
     ("stop_routing", "StopOnArtifactMiddleware as shipped: hook + wrap_model_call + decide()"),
-    ("middleware", "the middleware graph: 4 middleware (2 model wraps, 2 tool wraps, a before_model and an after_model hook)"),
+    (
+        "middleware",
+        "the middleware graph: 4 middleware (2 model wraps, 2 tool wraps, a before_model and "
+        "an after_model hook)",
+    ),
     ("legacy", "the legacy graph: decide() inside its tools node, one finalize node"),
 )
 
