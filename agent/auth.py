@@ -218,8 +218,8 @@ def run_request_problems(request: Mapping[str, Any]) -> list[str]:
 
     ``langgraph dev`` passes the run's ``input``, ``context`` and ``stream_mode`` inside
     ``kwargs`` (a cron's inside ``payload``); Aegra passes them at the top level. All are
-    read, and a ``command``'s ``resume`` must have the shape of an approval response
-    (:func:`agent.approval.resume_shape_problem`).
+    read, and a ``command``'s ``resume`` that is an object must have the shape of an
+    approval response (:func:`agent.approval.resume_shape_problem`).
 
     Args:
         request: The ``threads.create_run`` or ``crons.create`` handler's ``value``.
@@ -241,9 +241,11 @@ def run_request_problems(request: Mapping[str, Any]) -> list[str]:
         else:
             problems.append("context: expected an object of the graph's context fields")
     command = fields.get("command")
-    if isinstance(command, Mapping) and command.get("resume") is not None:
-        # Only the shape: the count of decisions is checked against the pending request
-        # in the graph. Refused here, the run is never queued and the thread stays paused.
+    if isinstance(command, Mapping) and isinstance(command.get("resume"), Mapping):
+        # An object answers an approval request: check its shape here (the count of
+        # decisions is checked against the pending request in the graph), so a bad one
+        # is never queued and the thread stays paused. Any other value may resume a
+        # breakpoint (interrupt_before) and goes through.
         problem = resume_shape_problem(command["resume"])
         if problem is not None:
             problems.append(f"command.{problem}")

@@ -153,7 +153,6 @@ async def check_resumed(client: LangGraphClient, approval: Approval, way: Way) -
 
 
 AT_THE_DOOR: tuple[tuple[Any, str], ...] = (
-    ("secret-2b7d", "command.resume must be an object"),
     ({"decisions": []}, "command.resume.decisions must be a non-empty list"),
     ({"decisions": [{"type": "edit", "edited_action": "secret-2b7d"}]}, "resume.decisions[0]"),
     ({"decisions": [{"type": "reject", "message": 7}]}, "resume.decisions[0].message"),
@@ -161,22 +160,25 @@ AT_THE_DOOR: tuple[tuple[Any, str], ...] = (
 """Answers of the wrong shape, refused before a run is queued, and the field each names."""
 
 IN_THE_GRAPH: tuple[tuple[Any, str], ...] = (
+    ("secret-2b7d", "resume must be an object"),  # not an object: it may resume a breakpoint
     (
         {"decisions": [{"type": "approve"}, {"type": "approve"}]},
         "resume.decisions must be a list of 1",
     ),
 )
-"""Well-formed answers that do not fit the pending request (one action): asked again."""
+"""Answers the door lets through (not an object, or the wrong count for the pending
+request): the graph asks again."""
 
 
 async def refuse_malformed(client: LangGraphClient, approval: Approval) -> None:
     """Send every malformed answer: none is used, and nothing is lost.
 
-    An answer of the wrong shape is a 422 at the door naming the field, and no run is
-    queued. One that does not fit the pending request (the door cannot know it) reaches the
-    graph, which asks again rather than failing (a failed run would mark the thread
-    ``error``, and Aegra then refuses every resume): the run ends paused on the same
-    actions, each description led by the field that was wrong. Never a value.
+    An object of the wrong shape is a 422 at the door naming the field, and no run is
+    queued. Anything else (a value that is not an object may resume a breakpoint; the
+    count of decisions depends on the pending request) reaches the graph, which asks again
+    rather than failing (a failed run would mark the thread ``error``, and Aegra then
+    refuses every resume): the run ends paused on the same actions, each description led
+    by the field that was wrong. Never a value.
     """
     before = await client.threads.get_state(approval.thread_id)
     runs_before = len(await client.runs.list(approval.thread_id, limit=100))
@@ -213,6 +215,7 @@ async def refuse_malformed(client: LangGraphClient, approval: Approval) -> None:
         note = f"The last answer could not be used: {wrong}"
         assert action["description"].startswith(note), action["description"]
         assert action["description"].endswith(original["description"])
+        assert "secret-2b7d" not in action["description"]
 
 
 def receipts(values: dict[str, Any]) -> list[str]:

@@ -287,8 +287,11 @@ def test_the_door_checks_the_shape_of_a_resume_never_quoting_it(
     if problem is None:
         assert found is None
         assert run_request_problems({"kwargs": {"command": {"resume": resume}}}) == []
-    else:
-        assert found is not None and found.startswith(problem)
-        assert "secret-77" not in found and "0f1e" not in found
-        [refusal] = run_request_problems({"command": {"resume": resume}})  # Aegra's shape
-        assert refusal == f"command.{found}"
+        return
+    assert found is not None and found.startswith(problem)
+    assert "secret-77" not in found and "0f1e" not in found
+    refusals = run_request_problems({"command": {"resume": resume}})  # Aegra's shape
+    if isinstance(resume, dict):
+        assert refusals == [f"command.{found}"]
+    else:  # not an object: it may resume a breakpoint, so the graph judges it
+        assert refusals == []
