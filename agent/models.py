@@ -20,7 +20,12 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.utils import count_tokens_approximately
 from stop_on_artifact.artifact import NOT_DONE_FIELD
-from stop_on_artifact.decision import latest_tool_step, message_text, turn_start  # internal
+from stop_on_artifact.decision import (  # internal
+    latest_tool_step,
+    message_text,
+    turn_results,
+    turn_start,
+)
 from stop_on_artifact.testing import ScriptedChatModel
 
 from agent.context import OFFLINE_MODEL
@@ -241,22 +246,10 @@ class OfflineChatModel(ScriptedChatModel):
             start = turn_start(messages)
             question = message_text(messages[start - 1]) if start else ""
             return f"I could not look that up with a tool. You asked: {_summary(question)}"
-        # Each part of the question once, in the order it was asked, by its latest result:
-        # a retry (same tool, same arguments) takes the place of the call it retries, and a
-        # part still transient is named by the tool's not-done line.
-        turn = messages[turn_start(messages) :]
-        key_of: dict[str, str] = {}
-        latest: dict[str, ToolMessage | None] = {}
-        for message in turn:
-            if isinstance(message, AIMessage):
-                for call in message.tool_calls:
-                    key = f"{call['name']}:{json.dumps(call['args'], sort_keys=True)}"
-                    latest.setdefault(key, None)
-                    key_of[call["id"] or ""] = key
-            elif isinstance(message, ToolMessage) and message.tool_call_id in key_of:
-                latest[key_of[message.tool_call_id]] = message
+        # Each part of the question once, in the order it was asked, by its latest result
+        # (as a hard stop answers it); a part still transient is named by its not-done line.
         parts = []
-        for result in latest.values():
+        for result in turn_results(messages):
             if result is None:
                 continue
             if _is_transient(result):

@@ -10,7 +10,7 @@ Public here: :func:`decide`, :class:`StopDecision`, :data:`Rule` / :data:`RULES`
 :func:`final_text`, :func:`not_done_text`, :func:`is_hard_stop` and the answer texts. The
 message-scanning helpers (:func:`message_text`, :func:`turn_start`, :func:`latest_tool_step`,
 :func:`invocation_index`, :func:`model_call_count`, :func:`transient_count`,
-:func:`settled_calls`) are internal: the library and its harness use them, and they may
+:func:`turn_results`) are internal: the library and its harness use them, and they may
 change in any release.
 """
 
@@ -284,26 +284,21 @@ def _decision(
     }
 
 
-def settled_calls(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
-    """Return the results of this turn's settled parts, in the question's order.
+def turn_results(messages: Sequence[BaseMessage]) -> list[ToolMessage | None]:
+    """Return the latest result of each part of this turn, in the question's order.
 
-    A part is settled when its latest result is ``completed``, ``fatal`` or
-    ``policy_block``: nothing more will be asked of it. Parts are the turn's tool calls
-    in the order the model first asked for them, a retry taking the place of the call
-    it retries (see :func:`decide`). Transient, invalid, errored and artifact-less
-    results are never settled.
+    Parts are the turn's tool calls in the order the model first asked for them, a retry
+    taking the place of the call it retries (see :func:`decide`); a part whose call has
+    no result yet is None. A model that writes the answer itself can read the turn the way
+    a hard stop answers it.
 
     Args:
         messages: The thread's messages.
 
     Returns:
-        The settled ToolMessages, possibly empty.
+        One entry per part, possibly empty.
     """
-    return [
-        part["message"]
-        for part in _parts(messages[turn_start(messages) :])
-        if _settled(part) and part["message"] is not None
-    ]
+    return [part["message"] for part in _parts(messages[turn_start(messages) :])]
 
 
 def _choose(verdicts: list[_Verdict], policy: str, blocked: _Verdict | None) -> _Verdict:

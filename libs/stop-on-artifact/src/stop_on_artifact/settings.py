@@ -82,8 +82,9 @@ class StopSettings(BaseModel):
             "call of the step has a stopping reason, so a part that failed transiently is "
             "retried first. 'priority': any stop ends the step, policy_block > fatal > "
             "completed naming the rule. 'any': the first stop in call order. A policy block "
-            "stops at once under every policy; a hard stop answers with every part the turn "
-            "settled."
+            "stops at once under 'priority' and 'any'; under 'all' it waits for a sibling "
+            "that can still be retried. A hard stop answers every part of the turn, a part "
+            "left undone named as not done."
         ),
     )
     max_retries: int = Field(

@@ -482,8 +482,9 @@ def assert_answer_is_settled_content(result: Mapping[str, Any]) -> None:
     """Assert a hard stop: the last message is the settled tools' content, verbatim.
 
     The answer must be exactly :func:`~stop_on_artifact.final_text` of the decision (the
-    content of every call in ``answer_from``, in call order, plus the user-safe text of a
-    spent retry budget or model-call cap), and no model produced it.
+    content of every call in ``answer_from`` and the not-done line of every call in
+    ``unsettled``, in the question's order, plus the user-safe text of a spent retry
+    budget or model-call cap), and no model produced it.
 
     Args:
         result: What ``invoke`` / ``ainvoke`` returned.
