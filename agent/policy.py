@@ -8,16 +8,25 @@ placed before the stop middleware. There a call that is let through runs with
 :func:`agent.tracing.metadata.with_artifact_metadata`, so a traced tool run records its
 sanitized artifact (``legacy`` binds :func:`agent.tracing.metadata.traced_tool` copies).
 
+The policy decides once per model turn, with the model's reply: :func:`screen` records a
+:class:`Verdict` (which calls are refused, which are asked about and what the person is
+shown, under which cap) in the thread state under :data:`VERDICT_KEY`, before any tool
+of the step runs. ``legacy`` records it in its ``agent`` node, ``middleware`` in
+``SpendCapMiddleware.wrap_model_call``. The tools step only applies the record.
+
 With ``on_policy_block="ask"`` a checkout above the cap is not refused at once:
-:func:`ask_for_approval` pauses the run with one ``interrupt()`` for the whole step (an
-approval request in the schema of langchain's ``HumanInTheLoopMiddleware``, see
-:mod:`agent.approval`) BEFORE any tool of the step runs, and returns the person's
-decisions. ``legacy`` calls it at the top of its tools node, ``middleware`` in
-``SpendCapMiddleware.after_model`` (``create_agent`` runs each tool call as its own task,
-so only a hook before tools can pause the step once). Then :func:`spend_cap_verdict`
-lets an approved call run (:func:`mark_approved` records ``approval="approved"`` on its
-artifact) and turns a rejected one into a ``policy_block`` refusal with
-``approval="rejected"`` and the approver's reason, escaped and cut, in its content only.
+:func:`answers` pauses the run with one ``interrupt()`` for the whole step (an approval
+request in the schema of langchain's ``HumanInTheLoopMiddleware``, see
+:mod:`agent.approval`) built from the recorded actions, BEFORE any tool of the step runs,
+and returns the person's decisions. ``legacy`` calls it at the top of its tools node,
+``middleware`` in ``SpendCapMiddleware.after_model`` (``create_agent`` runs each tool call
+as its own task, so only a hook before tools can pause the step once). Then
+:func:`refusal_for` lets an approved call run (:func:`mark_approved` records
+``approval="approved"`` on its artifact) and turns a rejected one into a ``policy_block``
+refusal with ``approval="rejected"`` and the approver's reason, escaped and cut, in its
+content only. A resume never screens again: whatever context it carries, the answer
+applies to the calls the record says were asked (and the run goes on under the turn's own
+settings, see :mod:`agent.graphs.commands`).
 
 Why not ``HumanInTheLoopMiddleware`` itself: its ``when`` predicate can say which calls to
 ask about, but a reject becomes its own ToolMessage ("User rejected the tool call ...")
@@ -31,12 +40,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import stop_on_artifact as stopping
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langgraph.types import Command
 from stop_on_artifact.decision import turn_start
+from typing_extensions import TypedDict
 
 from agent.approval import MAX_REASON_CHARS, approval_request, ask, reject_reason
 from agent.context import Context, resolve
@@ -100,6 +110,41 @@ def over_cap(call: ToolCall, context: Context) -> bool:
     return not (math.isfinite(amount) and amount <= context.spend_cap)
 
 
+class AskedCall(TypedDict):
+    """One call a person is asked about, and what they are shown."""
+
+    tool_call_id: str
+    action: ActionRequest
+    """The action request as the person reads it (name, arguments, description)."""
+
+
+class Verdict(TypedDict):
+    """What the spend-cap policy decided about one model turn's calls.
+
+    Recorded in the thread state with the model's reply (:data:`VERDICT_KEY`), before
+    any tool of the step runs and before any pause, and read back by the tools step: a
+    resume applies the person's answer to what was recorded here and never decides again
+    whether to ask, whatever its own context says.
+    """
+
+    policy: str
+    """The policy's name (:data:`POLICY`)."""
+    spend_cap: float
+    """The cap the calls were screened against."""
+    screened: list[str]
+    """Every ``tool_call_id`` of the model turn: the verdict belongs to these calls."""
+    refused: list[str]
+    """Calls refused at once (``on_policy_block="refuse"``)."""
+    asked: list[AskedCall]
+    """Calls a person decides on (``on_policy_block="ask"``), in call order."""
+    carried: list[str]
+    """Retries of a purchase approved this turn whose call timed out: approved already."""
+
+
+VERDICT_KEY = "spend_cap_verdict"
+"""State key of the latest model turn's :class:`Verdict` (None when it made no call)."""
+
+
 def _refusal(call: ToolCall, text: str, artifact: dict[str, Any]) -> ToolMessage:
     bought = _purchase(call)
     item, amount = bought if bought is not None else ("", 0.0)
@@ -111,28 +156,26 @@ def _refusal(call: ToolCall, text: str, artifact: dict[str, Any]) -> ToolMessage
     )
 
 
-def spend_cap_refusal(call: ToolCall, context: Context) -> ToolMessage | None:
-    """Return a policy-block ToolMessage if this call is a checkout above the cap.
+def spend_cap_refusal(call: ToolCall, cap: float) -> ToolMessage:
+    """Return the policy-block ToolMessage that stands in for a checkout above the cap.
 
     Args:
-        call: The tool call about to run, as the model issued it.
-        context: The run's context, holding ``spend_cap``.
+        call: The blocked call.
+        cap: The spend cap it was screened against.
 
     Returns:
-        The refusal, or None to let the call run.
+        A ``policy_block`` ToolMessage with the user-safe refusal.
     """
-    if not over_cap(call, context):
-        return None
-    artifact = stopping.policy_block(policy=POLICY, cap=context.spend_cap)
+    artifact = stopping.policy_block(policy=POLICY, cap=cap)
     return _refusal(call, SPEND_CAP_MESSAGE, artifact)
 
 
-def rejected_refusal(call: ToolCall, context: Context, reason: str | None) -> ToolMessage:
+def rejected_refusal(call: ToolCall, cap: float, reason: str | None) -> ToolMessage:
     """Return the refusal of an over-cap call an approver rejected.
 
     Args:
         call: The blocked call.
-        context: The run's context, holding ``spend_cap``.
+        cap: The spend cap it was screened against.
         reason: The approver's optional reason. It goes in the content only, escaped and
             cut to :data:`~agent.approval.MAX_REASON_CHARS`; never in the artifact, so
             never in trace metadata.
@@ -143,16 +186,16 @@ def rejected_refusal(call: ToolCall, context: Context, reason: str | None) -> To
     text = REJECTED_MESSAGE
     if reason is not None:
         text += f"\n\n**Reason given:** {excerpt(reason, MAX_REASON_CHARS)}"
-    artifact = stopping.policy_block(policy=POLICY, cap=context.spend_cap, approval="rejected")
+    artifact = stopping.policy_block(policy=POLICY, cap=cap, approval="rejected")
     return _refusal(call, text, artifact)
 
 
-def approval_action(call: ToolCall, context: Context) -> ActionRequest:
+def approval_action(call: ToolCall, cap: float) -> ActionRequest:
     """Return the action request a person reads about one blocked call.
 
     Args:
         call: An over-cap checkout.
-        context: The run's context, holding ``spend_cap``.
+        cap: The spend cap it is above.
 
     Returns:
         The call's name and arguments, and a description naming the item (escaped, cut),
@@ -162,25 +205,10 @@ def approval_action(call: ToolCall, context: Context) -> ActionRequest:
     item, amount = bought if bought is not None else ("", 0.0)
     description = (
         f"Approve this purchase above the spending limit? **{excerpt(item)}** for "
-        f"${amount:,.2f}; the limit is ${context.spend_cap:,.2f}. Nothing has been charged: "
+        f"${amount:,.2f}; the limit is ${cap:,.2f}. Nothing has been charged: "
         "approve to charge it, or reject (optionally with a reason) to refuse it."
     )
     return {"name": call["name"], "args": dict(call["args"]), "description": description}
-
-
-def calls_to_ask_about(calls: Sequence[ToolCall], context: Context) -> list[ToolCall]:
-    """Return the calls of a step a person must decide on: none unless ``ask``.
-
-    Args:
-        calls: The step's tool calls, in the order the model issued them.
-        context: The run's context.
-
-    Returns:
-        The over-cap calls when ``on_policy_block`` is ``ask``, in call order.
-    """
-    if context.on_policy_block != "ask":
-        return []
-    return [call for call in calls if over_cap(call, context)]
 
 
 def _retried_approvals(messages: Sequence[BaseMessage]) -> set[tuple[str, float]]:
@@ -204,46 +232,104 @@ def _retried_approvals(messages: Sequence[BaseMessage]) -> set[tuple[str, float]
     return carried
 
 
-def ask_for_approval(
+def screen(
     calls: Sequence[ToolCall], context: Context, messages: Sequence[BaseMessage] = ()
-) -> dict[str, ApprovalDecision]:
-    """Pause the run once for this step's blocked calls and return the person's decisions.
+) -> Verdict | None:
+    """Decide, once, what the policy does with a model turn's calls.
 
-    Call it before any tool of the step runs: on resume the calling node runs again from
-    its start, and ``interrupt()`` then returns the resume value instead of pausing. A
-    malformed answer does not fail the run: the same request is asked again, its
-    descriptions saying what was wrong (see :func:`agent.approval.ask`). The retry of a
-    purchase approved this turn whose call timed out is approved without asking again.
+    Call it with the model's reply, under the turn's settings, and record the result
+    under :data:`VERDICT_KEY`: the tools step applies it (:func:`answers`,
+    :func:`refusal_for`) and never screens again.
 
     Args:
-        calls: The step's tool calls, in the order the model issued them.
-        context: The run's context.
-        messages: The thread's messages before this step (to find approved retries).
+        calls: The model turn's tool calls, in the order the model issued them.
+        context: The turn's context, holding ``spend_cap`` and ``on_policy_block``.
+        messages: The thread's messages before the reply (to find approved retries).
 
     Returns:
-        The decisions by ``tool_call_id``; empty (and no pause) when nothing is blocked
-        or ``on_policy_block`` is ``refuse``.
+        The verdict; None when the turn made no call.
     """
-    blocked = calls_to_ask_about(calls, context)
-    carried = _retried_approvals(messages) if blocked else set()
-    decisions: dict[str, ApprovalDecision] = {
-        call["id"] or "": {"type": "approve"} for call in blocked if _purchase(call) in carried
-    }
-    to_ask = [call for call in blocked if (call["id"] or "") not in decisions]
-    if to_ask:
-        trace_approval_asked(POLICY)
-        answers = ask(approval_request([approval_action(call, context) for call in to_ask]))
-        decisions.update({call["id"] or "": d for call, d in zip(to_ask, answers, strict=True)})
+    if not calls:
+        return None
+    blocked = [call for call in calls if over_cap(call, context)]
+    verdict = Verdict(
+        policy=POLICY,
+        spend_cap=context.spend_cap,
+        screened=[call["id"] or "" for call in calls],
+        refused=[],
+        asked=[],
+        carried=[],
+    )
+    if context.on_policy_block != "ask":
+        verdict["refused"] = [call["id"] or "" for call in blocked]
+        return verdict
+    approved_before = _retried_approvals(messages) if blocked else set()
+    for call in blocked:
+        if _purchase(call) in approved_before:
+            verdict["carried"].append(call["id"] or "")
+        else:
+            action = approval_action(call, context.spend_cap)
+            verdict["asked"].append({"tool_call_id": call["id"] or "", "action": action})
+    return verdict
+
+
+def recorded(
+    state: Mapping[str, Any], calls: Sequence[ToolCall], context: Context
+) -> Verdict | None:
+    """Return the verdict recorded for ``calls``, screening them only if none was.
+
+    A verdict is always recorded with the model's reply; screening here is only for a
+    thread whose reply predates that record.
+
+    Args:
+        state: The graph state, holding :data:`VERDICT_KEY`.
+        calls: The latest model turn's tool calls.
+        context: The run's context, used only when nothing was recorded.
+
+    Returns:
+        The verdict for exactly these calls.
+    """
+    verdict = cast("Verdict | None", state.get(VERDICT_KEY))
+    ids = [call["id"] or "" for call in calls]
+    if verdict is not None and verdict["screened"] == ids:
+        return verdict
+    messages = cast("Sequence[BaseMessage]", state.get("messages", []))
+    return screen(calls, context, messages[:-1])
+
+
+def answers(verdict: Verdict | None) -> dict[str, ApprovalDecision]:
+    """Pause once for the verdict's asked calls and return every approval, by call id.
+
+    Call it before any tool of the step runs: on resume the calling node runs again from
+    its start, and ``interrupt()`` then returns the resume value instead of pausing. The
+    request is the one recorded in the verdict, so the answer applies to what the person
+    was shown. A malformed answer does not fail the run: the same request is asked again,
+    its descriptions saying what was wrong (see :func:`agent.approval.ask`).
+
+    Args:
+        verdict: The model turn's recorded verdict.
+
+    Returns:
+        The person's decision for each asked call, and an approval for each carried one;
+        empty (and no pause) when nothing was asked.
+    """
+    if verdict is None:
+        return {}
+    decisions: dict[str, ApprovalDecision] = {i: {"type": "approve"} for i in verdict["carried"]}
+    asked = verdict["asked"]
+    if asked:
+        trace_approval_asked(verdict["policy"])
+        given = ask(approval_request([entry["action"] for entry in asked]))
+        decisions.update({entry["tool_call_id"]: d for entry, d in zip(asked, given, strict=True)})
     return decisions
 
 
 def context_for_answer(context: Context | Mapping[str, Any] | None) -> Context | dict[str, Any]:
-    """Return the context a run answering a pending approval request runs with.
+    """Return the context of a run answering an approval on a thread with no turn context.
 
-    The answer is honoured whatever the resuming run's context says about
-    ``on_policy_block``: a client such as Agent Chat UI resumes with no context, and the
-    defaults would refuse the call a person just approved. Other fields are the run's
-    own; resume with the ``spend_cap`` the run paused with (or set it on the assistant).
+    Only for a thread paused before turns kept their context (:mod:`agent.turn`): the
+    answer is honoured whatever the resuming run's context says about
+    ``on_policy_block``, since a client such as Agent Chat UI resumes with no context.
 
     Args:
         context: The resuming run's context, as the server or the caller passed it.
@@ -256,26 +342,35 @@ def context_for_answer(context: Context | Mapping[str, Any] | None) -> Context |
     return {**(context or {}), "on_policy_block": "ask"}
 
 
-def spend_cap_verdict(call: ToolCall, context: Context, decisions: Decisions) -> ToolMessage | None:
-    """Return the policy's refusal of a call, or None to let it run.
+def refusal_for(
+    call: ToolCall, verdict: Verdict | None, decisions: Decisions
+) -> ToolMessage | None:
+    """Return what stands in for a call the verdict blocked, or None to let it run.
 
     Args:
-        call: The tool call about to run.
-        context: The run's context.
-        decisions: The person's decisions on this step (from :func:`ask_for_approval`).
+        call: A call of the model turn the verdict screened.
+        verdict: The recorded verdict.
+        decisions: The approvals from :func:`answers` (or the ids approved, as approvals).
 
     Returns:
-        None for a call within the cap or an approved one; the rejected refusal for a
-        rejected one; the plain refusal for any other over-cap call.
+        The refusal of a refused call, the rejected refusal of a rejected one, and the
+        plain refusal of an asked call with no approval; None for a call the verdict let
+        through, a carried one, or an approved one.
     """
-    if not over_cap(call, context):
+    if verdict is None:
         return None
-    decision = decisions.get(call["id"] or "")
+    call_id = call["id"] or ""
+    cap = verdict["spend_cap"]
+    if call_id in verdict["refused"]:
+        return spend_cap_refusal(call, cap)
+    if call_id not in {entry["tool_call_id"] for entry in verdict["asked"]}:
+        return None  # within the cap, or carried
+    decision = decisions.get(call_id)
     if decision is None:
-        return spend_cap_refusal(call, context)
+        return spend_cap_refusal(call, cap)
     if decision["type"] == "approve":
         return None
-    return rejected_refusal(call, context, reject_reason(decision))
+    return rejected_refusal(call, cap, reject_reason(decision))
 
 
 def mark_approved(message: ToolMessage, approved: Collection[str]) -> ToolMessage:
@@ -300,38 +395,33 @@ def approved_ids(decisions: Decisions) -> list[str]:
     return [call_id for call_id, d in decisions.items() if d["type"] == "approve"]
 
 
-def approval_update(
-    messages: Sequence[BaseMessage], context: Context, previous: Collection[str] = ()
-) -> dict[str, Any] | None:
-    """Ask about the latest model turn's blocked calls; return the state update for it.
+def approval_update(state: Mapping[str, Any], context: Context) -> dict[str, Any] | None:
+    """Ask about the latest model turn's recorded asked calls; return the state update.
 
     For a hook that runs after the model and before tools (``after_model``): the
     rejected calls get their refusal now (so no tool runs for them) and the approved
     ones are listed under :data:`APPROVED_KEY` for :func:`enforce_spend_cap`.
 
     Args:
-        messages: The thread's messages, ending with the model's reply.
-        context: The run's context.
-        previous: What :data:`APPROVED_KEY` holds now (cleared when nothing is asked).
+        state: The graph state: the messages, ending with the model's reply, and the
+            reply's recorded :data:`VERDICT_KEY`.
+        context: The run's context, used only when no verdict was recorded.
 
     Returns:
         The update, or None when nothing was asked and nothing needs clearing.
     """
+    messages = state.get("messages") or []
     last = messages[-1] if messages else None
     calls = last.tool_calls if isinstance(last, AIMessage) else []
-    decisions = ask_for_approval(calls, context, messages)
+    verdict = recorded(state, calls, context) if calls else None
+    decisions = answers(verdict)
     if not decisions:
-        return {APPROVED_KEY: []} if previous else None
-    refusals = [spend_cap_verdict(call, context, decisions) for call in calls]
+        return {APPROVED_KEY: []} if state.get(APPROVED_KEY) else None
+    refusals = [refusal_for(call, verdict, decisions) for call in calls]
     return {
         "messages": [refusal for refusal in refusals if refusal is not None],
         APPROVED_KEY: approved_ids(decisions),
     }
-
-
-def _approved_in(request: ToolCallRequest) -> list[str]:
-    state = request.state if isinstance(request.state, Mapping) else {}
-    return list(state.get(APPROVED_KEY) or [])
 
 
 APPROVED_KEY = "spend_cap_approved"
@@ -340,10 +430,17 @@ APPROVED_KEY = "spend_cap_approved"
 
 
 def _screen(request: ToolCallRequest) -> tuple[ToolMessage | None, list[str]]:
+    state = request.state if isinstance(request.state, Mapping) else {}
     context = resolve(request.runtime.context if request.runtime else None)
-    approved = _approved_in(request)
+    approved = list(state.get(APPROVED_KEY) or [])
+    messages = state.get("messages") or []
+    last = messages[-1] if messages else None
+    calls = last.tool_calls if isinstance(last, AIMessage) else [request.tool_call]
+    if request.tool_call["id"] not in {call["id"] for call in calls}:
+        calls = [request.tool_call]  # not the latest turn's call: screen it alone
+    verdict = recorded(state, calls, context)
     decisions: dict[str, ApprovalDecision] = {i: {"type": "approve"} for i in approved}
-    return spend_cap_verdict(request.tool_call, context, decisions), approved
+    return refusal_for(request.tool_call, verdict, decisions), approved
 
 
 def _marked(result: ToolResult, approved: Collection[str]) -> ToolResult:
@@ -353,7 +450,7 @@ def _marked(result: ToolResult, approved: Collection[str]) -> ToolResult:
 def enforce_spend_cap(
     request: ToolCallRequest, execute: Callable[[ToolCallRequest], ToolResult]
 ) -> ToolResult:
-    """Refuse a checkout above ``spend_cap`` before it runs, unless a person approved it."""
+    """Refuse a checkout the recorded verdict blocked, unless a person approved it."""
     refusal, approved = _screen(request)
     if refusal is not None:
         return refusal

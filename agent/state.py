@@ -1,4 +1,4 @@
-"""Graph state: the messages, read quietly, plus the latest stop decision.
+"""Graph state: the messages, read quietly, the latest stop decision and the turn's records.
 
 ``legacy`` uses :class:`State`; ``middleware`` extends the core's ``create_agent`` state the
 same way (:class:`agent.graphs.middleware.StopState`).
@@ -6,7 +6,7 @@ same way (:class:`agent.graphs.middleware.StopState`).
 
 from __future__ import annotations
 
-from typing import Annotated, NotRequired
+from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import Messages, add_messages
@@ -45,3 +45,8 @@ class State(InputState):
 
     stop_decision: NotRequired[StopDecision | None]
     """Decision of the latest tool step this turn; None when no tool ran. Checkpointed."""
+    turn_context: NotRequired[dict[str, Any] | None]
+    """The context this turn started with; a resume runs under it (:mod:`agent.turn`)."""
+    spend_cap_verdict: NotRequired[dict[str, Any] | None]
+    """The spend-cap verdict on the latest model turn's calls (:class:`agent.policy.Verdict`),
+    recorded before any of them runs; the tools step applies it."""

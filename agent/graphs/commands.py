@@ -7,11 +7,13 @@ through the server), and ``goto`` to a node the graph lacks is dropped with a wa
 the run fails later for an unrelated reason. :func:`checked` returns the compiled graph
 as a :class:`CommandCheckedGraph`, which looks at the command before the first step.
 
-A ``resume`` of a thread paused on an approval request (:mod:`agent.approval`) is let
-through, and the run answers it even when its context does not repeat
-``on_policy_block="ask"`` (Agent Chat UI resumes with no context at all): see
-:func:`agent.policy.context_for_answer`. It never fails the run on a paused thread, since
-the production server refuses to resume a thread whose last run failed.
+A run that continues a paused turn (a command, or no input, on a thread with a pending
+step) runs under the context the turn started with, not its own (:mod:`agent.turn`): a
+resume needs no context, and the context it sends changes nothing in that turn. A thread
+paused before turns kept their context answers an approval request under the resume's
+context with ``on_policy_block="ask"`` (:func:`agent.policy.context_for_answer`). The
+check never fails the run on a paused thread, since the production server refuses to
+resume a thread whose last run failed.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from langgraph.types import Command, Send, StateSnapshot
 
 from agent.approval import is_approval_request
 from agent.policy import context_for_answer
+from agent.turn import context_to_continue
 
 
 class CommandError(ValueError):
@@ -62,17 +65,19 @@ def command_problem(
                 f"expected one of: {', '.join(known)}"
             )
     wants_pending = command.resume is not None or command.update is not None
-    # langgraph 0.6 leaves ``next`` empty after a node paused a second time in one run,
-    # its task still holding the interrupt: that thread is interrupted too.
-    pending = snapshot is not None and (
-        bool(snapshot.next) or any(task.interrupts for task in snapshot.tasks)
-    )
+    pending = snapshot is not None and _pending(snapshot)
     if wants_pending and snapshot is not None and not pending:
         return (
             "command.resume and command.update continue an interrupted thread, and this "
             "thread is not interrupted (no step is pending): start a run with input instead"
         )
     return None
+
+
+def _pending(snapshot: StateSnapshot) -> bool:
+    # langgraph 0.6 leaves ``next`` empty after a node paused a second time in one run,
+    # its task still holding the interrupt: that thread is interrupted too.
+    return bool(snapshot.next) or any(task.interrupts for task in snapshot.tasks)
 
 
 def answers_approval(command: Command[Any], snapshot: StateSnapshot | None) -> bool:
@@ -96,21 +101,38 @@ class CommandCheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):
         configurable = (config or {}).get("configurable") or {}
         return bool(self.checkpointer) and "thread_id" in configurable
 
+    def _continues(self, input: Any, config: RunnableConfig | None) -> bool:
+        return (input is None or isinstance(input, Command)) and self._has_thread(config)
+
+    def _prepare(self, input: Any, snapshot: StateSnapshot | None, kwargs: dict[str, Any]) -> None:
+        """Check a command, and run a continued turn under the turn's own context."""
+        if isinstance(input, Command):
+            problem = command_problem(input, self._nodes(), snapshot)
+            if problem:
+                raise CommandError(problem)
+        if snapshot is None or not _pending(snapshot):
+            return
+        kept = context_to_continue(snapshot.values, kwargs.get("context"))
+        if kept is not None:
+            kwargs["context"] = kept
+        elif isinstance(input, Command) and answers_approval(input, snapshot):
+            kwargs["context"] = context_for_answer(kwargs.get("context"))
+
     async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         """Check a command input, then stream as LangGraph does.
 
+        A run that continues a paused turn runs under the context the turn started with
+        (:func:`agent.turn.context_to_continue`).
+
         Raises:
             CommandError: If the input is a command the graph or thread cannot honour.
         """
-        if isinstance(input, Command):
-            snapshot = await self.aget_state(config or {}) if self._has_thread(config) else None
-            problem = command_problem(input, self._nodes(), snapshot)
-            if problem:
-                raise CommandError(problem)
-            if answers_approval(input, snapshot):
-                kwargs["context"] = context_for_answer(kwargs.get("context"))
+        if self._continues(input, config):
+            self._prepare(input, await self.aget_state(config or {}), kwargs)
+        elif isinstance(input, Command):
+            self._prepare(input, None, kwargs)
         async for chunk in super().astream(input, config, **kwargs):
             yield chunk
 
@@ -119,16 +141,16 @@ class CommandCheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):
     ) -> Iterator[Any]:
         """Check a command input, then stream as LangGraph does.
 
+        A run that continues a paused turn runs under the context the turn started with
+        (:func:`agent.turn.context_to_continue`).
+
         Raises:
             CommandError: If the input is a command the graph or thread cannot honour.
         """
-        if isinstance(input, Command):
-            snapshot = self.get_state(config or {}) if self._has_thread(config) else None
-            problem = command_problem(input, self._nodes(), snapshot)
-            if problem:
-                raise CommandError(problem)
-            if answers_approval(input, snapshot):
-                kwargs["context"] = context_for_answer(kwargs.get("context"))
+        if self._continues(input, config):
+            self._prepare(input, self.get_state(config or {}), kwargs)
+        elif isinstance(input, Command):
+            self._prepare(input, None, kwargs)
         yield from super().stream(input, config, **kwargs)
 
 

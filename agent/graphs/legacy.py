@@ -6,9 +6,11 @@
              tools -> route_after_tools -> agent | finalize
              finalize -> END
 
-``tools`` refuses each call the spend-cap policy blocks (or, with
-``on_policy_block="ask"``, first pauses the step with one approval request and applies the
-person's decisions; see :mod:`agent.policy`), runs a ``ToolNode`` on the others (in the
+``agent`` records the turn's context when a turn starts (:mod:`agent.turn`) and, with the
+model's reply, the spend-cap verdict on its calls. ``tools`` applies that verdict: it
+refuses each call the policy blocked (or, with ``on_policy_block="ask"``, first pauses the
+step with one approval request and applies the person's decisions; see
+:mod:`agent.policy`), runs a ``ToolNode`` on the others (in the
 order the model issued them), then asks the core's
 :class:`~stop_on_artifact.router.StopRouter` about the step, which checkpoints the decision
 under ``stop_decision``. ``finalize`` makes no model call: it relays the settled tools'
@@ -36,16 +38,20 @@ from agent.context import Context, resolve
 from agent.graphs.commands import checked
 from agent.models import load_model
 from agent.policy import (
+    VERDICT_KEY,
+    answers,
     approved_ids,
-    ask_for_approval,
     mark_approved,
-    spend_cap_verdict,
+    recorded,
+    refusal_for,
+    screen,
     tool_error_content,
 )
 from agent.state import InputState, State
 from agent.tools import TOOLS
 from agent.tracing.client import configure_tracing
 from agent.tracing.metadata import trace_decision, trace_model_call, traced_tool
+from agent.turn import turn_context_update
 
 CALLS_TO_RUN = "calls_to_run"
 """Where the tools node hands ``ToolNode`` the calls the policy let through.
@@ -82,14 +88,18 @@ def build_legacy(
         context = resolve(runtime.context)
         messages = state.get("messages", [])
         require_messages(messages)
-        update: dict[str, Any] = {}
+        update: dict[str, Any] = turn_context_update(messages, context)
         if isinstance(messages[-1], HumanMessage):
             update["stop_decision"] = None  # a new turn: no tool has run yet
         decision = update.get("stop_decision", state.get("stop_decision"))
         polishing = decision is not None and decision["action"] == "stop"
         model = load_model(context.model)
         runnable = model if polishing else model.bind_tools(list(tools))
-        update["messages"] = [await runnable.ainvoke(messages)]
+        reply = await runnable.ainvoke(messages)
+        update["messages"] = [reply]
+        # The policy decides here, once: a pause in tools and its resume apply this record.
+        tool_calls = reply.tool_calls if isinstance(reply, AIMessage) else []
+        update[VERDICT_KEY] = screen(tool_calls, context, messages)
         trace_model_call([*messages, *update["messages"]], decision)
         return update
 
@@ -101,9 +111,11 @@ def build_legacy(
         if issued is None:
             msg = "No AIMessage found in input"  # ToolNode's own error for this state
             raise ValueError(msg)
-        # Before any tool runs: a pause here resumes by running this node again from the top.
-        decisions = ask_for_approval(issued.tool_calls, context, state["messages"])
-        refusals = [spend_cap_verdict(call, context, decisions) for call in issued.tool_calls]
+        # Before any tool runs: a pause here resumes by running this node again from the top,
+        # and the answer applies to the verdict recorded with the model's reply.
+        verdict = recorded(state, issued.tool_calls, context)
+        decisions = answers(verdict)
+        refusals = [refusal_for(call, verdict, decisions) for call in issued.tool_calls]
         allowed = [c for c, r in zip(issued.tool_calls, refusals, strict=True) if r is None]
         ran: list[ToolMessage] = []
         if allowed:

@@ -1,6 +1,8 @@
 """The ``middleware`` graph: ``create_agent`` plus the stop and policy middleware.
 
-Order is public behaviour. ``SpendCapMiddleware`` wraps every tool call outermost, so a
+Order is public behaviour. ``ContextModelMiddleware`` records the turn's context at its
+first model call (a resume runs under it, :mod:`agent.turn`). ``SpendCapMiddleware``
+records its verdict on each reply's calls and wraps every tool call outermost, so a
 policy denial is written before any stop is interpreted, and, with
 ``on_policy_block="ask"``, pauses the step in ``after_model`` (before any ``tools`` task
 starts) with one approval request; the core's
@@ -20,36 +22,41 @@ from langchain.agents.middleware import (
     ModelResponse,
     ToolErrorMiddleware,
 )
-from langchain.agents.middleware.types import PrivateStateAttr
-from langchain_core.messages import AnyMessage
+from langchain.agents.middleware.types import ExtendedModelResponse, OmitFromInput, PrivateStateAttr
+from langchain_core.messages import AIMessage, AnyMessage
 from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
-from langgraph.types import Checkpointer
+from langgraph.types import Checkpointer, Command
 from stop_on_artifact.middleware import StopOnArtifactMiddleware, StopOnArtifactState
 
 from agent.context import Context, resolve
 from agent.graphs.commands import checked
 from agent.models import OfflineChatModel, load_model
 from agent.policy import (
+    VERDICT_KEY,
     ToolResult,
     aenforce_spend_cap,
     approval_update,
     enforce_spend_cap,
+    screen,
     tool_error_content,
 )
 from agent.state import add_messages_quietly
 from agent.tools import TOOLS
 from agent.tracing.client import configure_tracing
 from agent.tracing.metadata import trace_decision, trace_model_call
+from agent.turn import turn_context_update
 
 
 class StopState(StopOnArtifactState):
-    """The core's ``create_agent`` state, with messages read quietly."""
+    """The core's ``create_agent`` state, with messages read quietly and the turn's context."""
 
     messages: Required[Annotated[list[AnyMessage], add_messages_quietly]]
     """The conversation, as in ``AgentState``, through :func:`add_messages_quietly`."""
+    turn_context: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
+    """The context this turn started with; a resume runs under it (:mod:`agent.turn`)."""
 
 
 class ContextModelMiddleware(AgentMiddleware[StopState, Context]):
@@ -63,26 +70,38 @@ class ContextModelMiddleware(AgentMiddleware[StopState, Context]):
     def _request(self, request: ModelRequest[Context]) -> ModelRequest[Context]:
         return request.override(model=load_model(resolve(request.runtime.context).model))
 
+    @staticmethod
+    def _recorded(
+        request: ModelRequest[Context], response: ModelResponse
+    ) -> ModelResponse | ExtendedModelResponse[Any]:
+        update = turn_context_update(request.state["messages"], request.runtime.context)
+        if not update:
+            return response
+        return ExtendedModelResponse(model_response=response, command=Command(update=update))
+
     def wrap_model_call(
         self,
         request: ModelRequest[Context],
         handler: Callable[[ModelRequest[Context]], ModelResponse],
-    ) -> ModelResponse:
-        """Swap in the context's model."""
-        return handler(self._request(request))
+    ) -> ModelResponse | ExtendedModelResponse[Any]:
+        """Swap in the context's model; at a turn's start, record the turn's context."""
+        return self._recorded(request, handler(self._request(request)))
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Context],
         handler: Callable[[ModelRequest[Context]], Awaitable[ModelResponse]],
-    ) -> ModelResponse:
+    ) -> ModelResponse | ExtendedModelResponse[Any]:
         """Async twin of :meth:`wrap_model_call`."""
-        return await handler(self._request(request))
+        return self._recorded(request, await handler(self._request(request)))
 
 
 class SpendCapState(StopState):
-    """The state with the calls a person approved this step."""
+    """The state with the policy's verdict and the calls a person approved this step."""
 
+    spend_cap_verdict: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
+    """The verdict on the latest model turn's calls (:class:`agent.policy.Verdict`),
+    recorded with the reply by ``wrap_model_call``, before any pause or tool."""
     spend_cap_approved: NotRequired[Annotated[list[str], PrivateStateAttr]]
     """``tool_call_id``s approved in ``after_model``, read by ``wrap_tool_call``."""
 
@@ -90,10 +109,11 @@ class SpendCapState(StopState):
 class SpendCapMiddleware(AgentMiddleware[SpendCapState, Context]):
     """Refuse a checkout above the context's ``spend_cap`` before the tool runs.
 
-    With ``on_policy_block="ask"``, ``after_model`` first pauses the step with one
-    approval request (langchain's human-in-the-loop schema) for its over-cap calls, before
-    any ``tools`` task starts; a rejected call gets its refusal there, an approved one
-    runs.
+    ``wrap_model_call`` records the policy's verdict on the reply's calls. With
+    ``on_policy_block="ask"``, ``after_model`` then pauses the step with one approval
+    request (langchain's human-in-the-loop schema) for the calls the verdict asks about,
+    before any ``tools`` task starts; a rejected call gets its refusal there, an approved
+    one runs. ``wrap_tool_call`` applies the verdict to each call.
     """
 
     state_schema = SpendCapState
@@ -103,10 +123,35 @@ class SpendCapMiddleware(AgentMiddleware[SpendCapState, Context]):
         """Node-name prefix: the hook's node is ``spend_cap.after_model``."""
         return "spend_cap"
 
+    @staticmethod
+    def _recorded(
+        request: ModelRequest[Context], response: ModelResponse
+    ) -> ExtendedModelResponse[Any]:
+        reply = next((m for m in response.result if isinstance(m, AIMessage)), None)
+        calls = reply.tool_calls if reply is not None else []
+        verdict = screen(calls, resolve(request.runtime.context), request.state["messages"])
+        command: Command[Any] = Command(update={VERDICT_KEY: verdict})
+        return ExtendedModelResponse(model_response=response, command=command)
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Context],
+        handler: Callable[[ModelRequest[Context]], ModelResponse],
+    ) -> ExtendedModelResponse[Any]:
+        """Record the policy's verdict on the reply's calls, once, before any tool runs."""
+        return self._recorded(request, handler(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Context],
+        handler: Callable[[ModelRequest[Context]], Awaitable[ModelResponse]],
+    ) -> ExtendedModelResponse[Any]:
+        """Async twin of :meth:`wrap_model_call`."""
+        return self._recorded(request, await handler(request))
+
     def after_model(self, state: SpendCapState, runtime: Runtime[Context]) -> dict[str, Any] | None:
-        """Ask a person about the model turn's over-cap calls, under ``ask``."""
-        previous = state.get("spend_cap_approved") or []  # agent.policy.APPROVED_KEY
-        return approval_update(state["messages"], resolve(runtime.context), previous)
+        """Ask a person about the calls the recorded verdict asks about, under ``ask``."""
+        return approval_update(state, resolve(runtime.context))
 
     async def aafter_model(
         self, state: SpendCapState, runtime: Runtime[Context]
