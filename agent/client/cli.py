@@ -19,7 +19,9 @@ A run that pauses for approval (``--on-policy-block ask`` and a checkout above t
 prints the pending request, each action's description as a person reads it. ``--approve``
 or ``--reject REASON`` answers it at once (every action alike); with neither, a TTY gets a
 prompt per action, and anything else gets the ``answer`` command that answers it later.
-``answer`` shows a thread's pending request and answers it the same way.
+``answer`` prints the server it answers on, shows a thread's pending request and answers
+it the same way. An answer sends no context and takes no context flags: the run goes on
+under the settings its turn started with, which the server keeps with the thread.
 
 The server URL comes from ``--url``, else ``LANGGRAPH_URL``, else ``http://127.0.0.1:2024``
 (``make dev``). A server that needs a key gets it from ``LANGGRAPH_API_KEY``, which
@@ -637,7 +639,6 @@ def parser() -> argparse.ArgumentParser:
     _add_url_flag(answer)
     answer.add_argument("--graph", choices=GRAPHS, default="legacy", help="default: legacy")
     answer.add_argument("--thread-id", required=True, help="the paused thread")
-    _add_context_flags(answer)
     _add_answer_flags(answer)
     check = commands.add_parser(
         "check",
@@ -776,15 +777,43 @@ def _reader(stdin: TextIO) -> Callable[[str], str]:
     return ask
 
 
+def _turn_context(seen: Observation, asked: dict[str, Any]) -> dict[str, Any]:
+    """Return the context the thread's turn started with (what the run goes on under)."""
+    kept = seen.values.get("turn_context")
+    return dict(kept) if isinstance(kept, dict) else asked
+
+
+def answer_command(seen: Observation, url: str) -> str:
+    """Return the command that answers ``seen``'s pending approval later, from anywhere.
+
+    Args:
+        seen: The paused run.
+        url: The server it paused on; named with ``--url`` unless it is the default.
+
+    Returns:
+        ``python -m agent.client answer --graph G --thread-id T [--url U] --approve``.
+    """
+    where = f" --url {url}" if url != DEFAULT_URL else ""
+    return (
+        f"python -m agent.client answer --graph {seen.graph} --thread-id {seen.thread_id}"
+        f"{where} --approve"
+    )
+
+
 async def _settle(
     client: LangGraphClient,
     args: argparse.Namespace,
     seen: Observation,
     out: TextIO,
     stdin: TextIO,
+    url: str,
 ) -> int:
-    """Show a pending approval, answer it if told how, and print where the run ended."""
-    context = context_from(args)
+    """Show a pending approval, answer it if told how, and print where the run ended.
+
+    The answer is sent with no context: the run goes on under the context its turn
+    started with, kept by the server with the thread.
+    """
+    context = _turn_context(seen, context_from(args) if args.command == "ask" else {})
 
     def say(decision: dict[str, Any]) -> None:
         print(_describe(decision), file=out)
@@ -795,8 +824,7 @@ async def _settle(
         resume = _answer_for(args, request, stdin)
         if resume is None:
             print(
-                f"paused: awaiting approval. Answer with: python -m agent.client answer "
-                f"--graph {seen.graph} --thread-id {seen.thread_id} --approve "
+                f"paused: awaiting approval. Answer with: {answer_command(seen, url)} "
                 "(or --reject REASON)",
                 file=out,
             )
@@ -807,7 +835,7 @@ async def _settle(
             client,
             seen.graph,
             "",
-            context or None,
+            None,  # a resume needs no context: the turn's own holds
             thread_id=seen.thread_id,
             on_decision=say,
             resume=resume,
@@ -862,7 +890,7 @@ async def _run(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             thread_id=args.thread_id,
             on_decision=show,
         )
-        return await _settle(client, args, seen, out, stdin)
+        return await _settle(client, args, seen, out, stdin, url)
     finally:
         await client.aclose()
 
@@ -871,12 +899,13 @@ async def _answer(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     url = args.url or default_url()
     await ensure_reachable(url)
     client = get_client(url=url)
+    print(f"server: {url}", file=out, flush=True)
     try:
         seen = await pending_approval(client, str(args.graph), str(args.thread_id))
         if seen.approval is None:
             print(f"nothing to answer: thread {seen.thread_id} has no pending approval", file=out)
             return EXIT_FAILED
-        return await _settle(client, args, seen, out, stdin)
+        return await _settle(client, args, seen, out, stdin, url)
     finally:
         await client.aclose()
 

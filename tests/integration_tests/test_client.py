@@ -26,7 +26,7 @@ from agent.client.cli import (
 )
 from agent.client.scenarios import GRAPHS, SCENARIOS, by_name
 from agent.context import Context
-from tests.support.api import current_turn, text, tool_steps
+from tests.support.api import current_turn, text, tool_steps, values_of
 from tests.support.dev_server import DevServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -252,12 +252,15 @@ async def test_without_a_flag_the_run_stays_paused_and_answer_answers_it_later(
     hint = f"python -m agent.client answer --graph {graph} --thread-id "
     assert hint in paused.stdout
     thread_id = paused.stdout.split(hint, 1)[1].split()[0]
+    # The printed command names the server it paused on: it works from any shell.
+    assert f"--thread-id {thread_id} --url {server.url} --approve" in paused.stdout
     assert len((await client.threads.get_state(thread_id))["interrupts"]) == 1
 
     reason = "Over *budget*"
-    args = ("answer", "--graph", graph, "--thread-id", thread_id, "--force-outcome", "success")
+    args = ("answer", "--graph", graph, "--thread-id", thread_id)  # no context: the turn's holds
     done = command(*args, "--reject", reason, url=server.url)
     assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == f"server: {server.url}"
     assert "approval needed:" in done.stdout and "answered: reject" in done.stdout
     assert "rule=policy_block" in done.stdout and "approval=rejected" in done.stdout
     assert r"**Reason given:** Over \*budget\*" in done.stdout
@@ -267,6 +270,27 @@ async def test_without_a_flag_the_run_stays_paused_and_answer_answers_it_later(
     again = command(*args, "--approve", url=server.url)
     assert again.returncode == EXIT_FAILED
     assert "has no pending approval" in again.stdout
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+async def test_an_answer_later_runs_under_the_settings_the_run_was_asked_with(
+    server: DevServer, client: LangGraphClient, graph: str
+) -> None:
+    # Asked with a forced fatal outcome and no retries; answered later with no flags at all.
+    asked = ["--on-policy-block", "ask", "--force-outcome", "fatal", "--max-retries", "0"]
+    asked += ["--graph", graph]
+    paused = command("buy a standing desk for 900", *asked, url=server.url)
+    assert paused.returncode == EXIT_PAUSED, paused.stderr
+    thread_id = paused.stdout.split("--thread-id ", 1)[1].split()[0]
+    done = command(
+        "answer", "--graph", graph, "--thread-id", thread_id, "--approve", url=server.url
+    )
+    assert done.returncode == 0, done.stderr
+    assert "rule=fatal" in done.stdout and "approval=approved" in done.stdout
+    assert "outcome: forced by --force-outcome fatal" in done.stdout
+    values = values_of((await client.threads.get_state(thread_id))["values"])
+    tools = [m for m in values["messages"] if m["type"] == "tool"]
+    assert [m["artifact"]["reason"] for m in tools] == ["fatal"]  # one call, no retry
 
 
 class Terminal(io.StringIO):

@@ -5,10 +5,14 @@ streamed, the same as ``langgraph dev`` (tests/integration_tests/test_api_approv
 malformed resume is asked again and loses nothing (a failed run would: Aegra refuses to
 resume a thread whose last run failed); another identity gets 404. A stack of its own
 is stopped entirely (server, PostgreSQL, Redis) while approvals are pending: after the
-restart the requests are still there, and answering them makes each purchase once.
+restart the requests are still there, and answering them makes each purchase once. A
+purchase asked under a run's own cap and answered later by another client with no context
+(after a restart too) is never charged on reject and charged once on approve.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 import httpx
 import pytest
@@ -17,15 +21,17 @@ from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import Command as ApiCommand
 
 from agent.client.scenarios import GRAPHS, by_name
-from tests.prod_tests.conftest import BOB_KEY
+from tests.prod_tests.conftest import ALICE_KEY, BOB_KEY
 from tests.support.api import values_of
 from tests.support.approval import (
     WAYS,
     Approval,
     Way,
     answer,
+    answer_with_no_context,
     check_resumed,
     pause,
+    pause_under_a_per_run_cap,
     receipts,
     refuse_malformed,
 )
@@ -81,6 +87,21 @@ async def test_only_the_owner_sees_and_answers_a_pending_approval(
         await bob.aclose()
 
 
+async def test_a_later_answer_with_no_context_applies_to_what_was_asked(
+    alice: LangGraphClient, stack: ProdServer
+) -> None:
+    held = [await pause_under_a_per_run_cap(alice, g, k) for g in GRAPHS for k in KINDS]
+    later = get_client(url=stack.url, api_key=ALICE_KEY)  # the owner, from another client
+    try:
+        for one in held:
+            await answer_with_no_context(later, one)
+    finally:
+        await later.aclose()
+
+
+KINDS: tuple[Literal["approve", "reject"], ...] = ("reject", "approve")
+
+
 async def _pending(url: str, approvals: list[Approval]) -> list[object]:
     client = get_client(url=url)
     try:
@@ -95,12 +116,15 @@ async def test_a_pending_approval_survives_a_full_restart_and_charges_once() -> 
         with prod_server(state) as first:
             client = get_client(url=first.url)
             approvals = [await pause(client, g, by_name(n)) for g in GRAPHS for n in names]
+            held = [await pause_under_a_per_run_cap(client, g, k) for g in GRAPHS for k in KINDS]
             await client.aclose()
             before = await _pending(first.url, approvals)
 
         with prod_server(state) as second:
             assert await _pending(second.url, approvals) == before  # nothing lost
             client = get_client(url=second.url)
+            for one in held:  # asked under a per-run cap, answered after the restart, no context
+                await answer_with_no_context(client, one)
             for approval in approvals:
                 values = await answer(client, approval)
                 # Every purchase once: the laptop, and the mouse beside it.

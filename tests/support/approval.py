@@ -225,3 +225,62 @@ def receipts(values: dict[str, Any]) -> list[str]:
         for m in values["messages"]
         if m["type"] == "tool" and (m.get("artifact") or {}).get("reason") == "completed"
     ]
+
+
+PER_RUN_CAP: dict[str, Any] = {
+    "on_policy_block": "ask",
+    "spend_cap": 100,
+    "force_outcome": "success",
+}
+"""A run that sets its own cap and asks; the defaults (cap 500, refuse) would charge 300."""
+PER_RUN_QUESTION = "buy a keyboard for 300"
+
+
+@dataclass
+class Held:
+    """A thread paused under a per-run cap, to be answered later by another client."""
+
+    thread_id: str
+    graph: str
+    kind: Literal["approve", "reject"]
+
+
+async def pause_under_a_per_run_cap(
+    client: LangGraphClient, graph: str, kind: Literal["approve", "reject"]
+) -> Held:
+    """Start ``buy a keyboard for 300`` under a cap of 100 with ``ask``: it pauses."""
+    thread_id = str((await client.threads.create())["thread_id"])
+    await client.runs.wait(thread_id, graph, **run_request(PER_RUN_QUESTION, PER_RUN_CAP))
+    state = await client.threads.get_state(thread_id)
+    assert len(state["interrupts"]) == 1, "a purchase above the run's own cap is asked about"
+    assert receipts(values_of(state["values"])) == []
+    return Held(thread_id, graph, kind)
+
+
+async def answer_with_no_context(client: LangGraphClient, held: Held) -> None:
+    """Answer as a later client with no context does, then check the turn's own rule held."""
+    decision: dict[str, Any] = {"type": held.kind}
+    if held.kind == "reject":
+        decision["message"] = "no"
+    command: ApiCommand = {"resume": {"decisions": [decision]}}
+    await client.runs.wait(held.thread_id, held.graph, command=command)  # no context at all
+    state = await client.threads.get_state(held.thread_id)
+    assert state["interrupts"] == [] and state["next"] == []
+    values = values_of(state["values"])
+    answer_text = str(values["messages"][-1]["content"])
+    stop = values["stop_decision"]
+    if held.kind == "reject":
+        assert receipts(values) == [], "a rejected purchase was charged"
+        assert "Total charged" not in answer_text
+        assert (stop["rule"], stop["policy"], stop["approval"]) == (
+            "policy_block",
+            "spend_cap",
+            "rejected",
+        )
+    else:
+        assert len(receipts(values)) == 1, "an approved purchase is charged exactly once"
+        assert (stop["rule"], stop["policy"], stop["approval"]) == (
+            "completed",
+            "spend_cap",
+            "approved",
+        )
