@@ -37,6 +37,7 @@ from langgraph_sdk import Auth
 
 from agent.approval import resume_shape_problem
 from agent.context import Context
+from agent.turn import record_problem
 
 logger = logging.getLogger(__name__)
 
@@ -213,13 +214,19 @@ def _context_problems(context: Mapping[str, Any]) -> list[str]:
     return []
 
 
+def _update_of(fields: Mapping[str, Any]) -> object:
+    command = fields.get("command")
+    return command.get("update") if isinstance(command, Mapping) else None
+
+
 def run_request_problems(request: Mapping[str, Any]) -> list[str]:
     """Check what a run request asks for, as the ``threads.create_run`` handler receives it.
 
     ``langgraph dev`` passes the run's ``input``, ``context`` and ``stream_mode`` inside
     ``kwargs`` (a cron's inside ``payload``); Aegra passes them at the top level. All are
-    read, and a ``command``'s ``resume`` that is an object must have the shape of an
-    approval response (:func:`agent.approval.resume_shape_problem`).
+    read, a ``command``'s ``resume`` that is an object must have the shape of an approval
+    response (:func:`agent.approval.resume_shape_problem`), and neither ``input`` nor
+    ``command.update`` may set a record only the graph writes (:data:`agent.turn.RECORDS`).
 
     Args:
         request: The ``threads.create_run`` or ``crons.create`` handler's ``value``.
@@ -240,6 +247,10 @@ def run_request_problems(request: Mapping[str, Any]) -> list[str]:
             problems += _context_problems(context)
         else:
             problems.append("context: expected an object of the graph's context fields")
+    for where, update in (("input", run_input), ("command.update", _update_of(fields))):
+        record = record_problem(update, where)
+        if record is not None:
+            problems.append(record)
     command = fields.get("command")
     if isinstance(command, Mapping) and isinstance(command.get("resume"), Mapping):
         # An object answers an approval request: check its shape here (the count of

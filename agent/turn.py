@@ -31,7 +31,39 @@ from agent.context import Context, resolve
 TURN_CONTEXT_KEY = "turn_context"
 """State key of the context the current turn started with (only the fields it set)."""
 
+RECORDS = (TURN_CONTEXT_KEY, "spend_cap_verdict", "spend_cap_approved")
+"""State keys only the graph writes: the turn's context and the policy's verdict and answers
+(``agent.policy.VERDICT_KEY``, ``agent.policy.APPROVED_KEY``). A run's ``input`` or
+``command.update`` that sets one is refused (:func:`record_problem`), so no request can
+replace what a person was asked, or the settings it was asked under."""
+
 logger = logging.getLogger(__name__)
+
+
+def record_problem(update: object, field: str) -> str | None:
+    """Return why ``update`` may not be written, or None.
+
+    Args:
+        update: A run's ``input`` or ``command.update`` (a mapping, or a list of pairs).
+        field: Where it came from (``input``, ``command.update``), for the message.
+
+    Returns:
+        A message naming the field and the record (the graph's own key names, never what
+        the caller sent), or None when it sets none of :data:`RECORDS`.
+    """
+    if isinstance(update, Mapping):
+        keys = set(update)
+    elif isinstance(update, list | tuple):
+        keys = {pair[0] for pair in update if isinstance(pair, list | tuple) and pair}
+    else:
+        return None
+    named = [key for key in RECORDS if key in keys]
+    if not named:
+        return None
+    return (
+        f"{field} sets {', '.join(named)}: the graph records these itself (the turn's "
+        "settings and what a person was asked); send messages, or answer with command.resume"
+    )
 
 
 def starts_turn(messages: Sequence[BaseMessage]) -> bool:

@@ -28,7 +28,7 @@ from langgraph.types import Command, Send, StateSnapshot
 
 from agent.approval import is_approval_request
 from agent.policy import context_for_answer
-from agent.turn import context_to_continue
+from agent.turn import context_to_continue, record_problem
 
 
 class CommandError(ValueError):
@@ -64,6 +64,9 @@ def command_problem(
                 "command.goto names a node this graph does not have; "
                 f"expected one of: {', '.join(known)}"
             )
+    record = record_problem(command.update, "command.update")
+    if record is not None:
+        return record
     wants_pending = command.resume is not None or command.update is not None
     pending = snapshot is not None and _pending(snapshot)
     if wants_pending and snapshot is not None and not pending:

@@ -14,7 +14,11 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from agent.client.scenarios import GRAPHS
-from tests.support.approval import answer_with_no_context, pause_under_a_per_run_cap
+from tests.support.approval import (
+    answer_with_no_context,
+    pause_under_a_per_run_cap,
+    refuse_a_rewritten_verdict,
+)
 from tests.support.dev_server import DevServer
 
 
@@ -29,3 +33,8 @@ async def test_a_later_answer_with_no_context_applies_to_what_was_asked(
         await asyncio.gather(*(answer_with_no_context(later, h) for h in held))
     finally:
         await later.aclose()
+
+
+async def test_no_request_may_rewrite_what_a_person_was_asked(client: LangGraphClient) -> None:
+    for graph in GRAPHS:
+        await refuse_a_rewritten_verdict(client, graph)

@@ -33,6 +33,7 @@ from tests.support.approval import (
     pause,
     pause_under_a_per_run_cap,
     receipts,
+    refuse_a_rewritten_verdict,
     refuse_malformed,
 )
 from tests.support.ownership import status_of
@@ -100,6 +101,11 @@ async def test_a_later_answer_with_no_context_applies_to_what_was_asked(
 
 
 KINDS: tuple[Literal["approve", "reject"], ...] = ("reject", "approve")
+
+
+async def test_no_request_may_rewrite_what_a_person_was_asked(alice: LangGraphClient) -> None:
+    for graph in GRAPHS:
+        await refuse_a_rewritten_verdict(alice, graph)
 
 
 async def _pending(url: str, approvals: list[Approval]) -> list[object]:

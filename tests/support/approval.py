@@ -284,3 +284,23 @@ async def answer_with_no_context(client: LangGraphClient, held: Held) -> None:
             "spend_cap",
             "approved",
         )
+
+
+async def refuse_a_rewritten_verdict(client: LangGraphClient, graph: str) -> None:
+    """A resume that also rewrites the recorded verdict is a 422; the pause stays answerable."""
+    held = await pause_under_a_per_run_cap(client, graph, "approve")
+    before = await client.threads.get_state(held.thread_id)
+    command: ApiCommand = {
+        "update": {"spend_cap_verdict": None},
+        "resume": {"decisions": [{"type": "approve"}]},
+    }
+    try:
+        await client.runs.wait(held.thread_id, graph, command=command)
+    except httpx.HTTPStatusError as refused:
+        assert refused.response.status_code == 422
+        assert "command.update sets spend_cap_verdict" in refused.response.text
+    else:
+        raise AssertionError("a command rewriting the recorded verdict was accepted")
+    after = await client.threads.get_state(held.thread_id)
+    assert after["values"] == before["values"] and after["interrupts"] == before["interrupts"]
+    await answer_with_no_context(client, held)  # still answerable, and charged once
