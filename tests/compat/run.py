@@ -45,7 +45,7 @@ LIBRARY_NAME = "stop-on-artifact"
 SUITE = "tests/compat/test_characterization.py"
 MATRIX = "tests/unit_tests/test_matrix.py"
 LIBRARY_SUITE = "libs/stop-on-artifact/tests"
-TEST_TOOLS = ("pytest>=8", "pytest-asyncio>=0.23")
+TEST_TOOLS = ("pytest>=8", "pytest-asyncio>=0.23", "hypothesis>=6")
 REPORTED = ("langgraph", "langchain", "langchain-core", "langgraph-prebuilt", "langchain-groq")
 REPORTED += ("stop-on-artifact",)
 

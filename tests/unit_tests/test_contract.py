@@ -233,7 +233,7 @@ def test_a_retry_takes_the_place_of_the_call_it_retries() -> None:
     assert stopping.final_text(decision, done) == f"page{SEP}dead end"
 
 
-def test_a_call_with_other_arguments_is_a_new_part() -> None:
+def test_a_call_with_other_arguments_retries_the_unsettled_part() -> None:
     messages = step(("timeout", stopping.transient()))
     other = AIMessage(
         "", tool_calls=[{"name": "search", "args": {"query": "x"}, "id": "n0", "type": "tool_call"}]
@@ -244,8 +244,23 @@ def test_a_call_with_other_arguments_is_a_new_part() -> None:
         ToolMessage("page", tool_call_id="n0", name="search", artifact=stopping.completed()),
     ]
     decision = decide(done, ctx())
-    assert (decision["answer_from"], decision["unsettled"]) == (["n0"], ["c0"])
-    assert stopping.final_text(decision, done).endswith(f"{SEP}page")
+    assert (decision["answer_from"], decision["unsettled"]) == (["n0"], [])
+    assert stopping.final_text(decision, done) == "page"
+
+
+def test_a_call_after_its_tool_settled_is_a_new_part() -> None:
+    messages = step(("page", stopping.completed()))
+    other = AIMessage(
+        "", tool_calls=[{"name": "search", "args": {"query": "x"}, "id": "n0", "type": "tool_call"}]
+    )
+    done = [
+        *messages,
+        other,
+        ToolMessage("more", tool_call_id="n0", name="search", artifact=stopping.completed()),
+    ]
+    decision = decide(done, ctx())
+    assert (decision["answer_from"], decision["unsettled"]) == (["c0", "n0"], [])
+    assert stopping.final_text(decision, done) == f"page{SEP}more"
 
 
 def test_a_call_without_a_result_is_named_as_not_done() -> None:
@@ -364,12 +379,11 @@ def test_retry_budget_reads_state_not_artifact(mode: str) -> None:
     decision = decide(step(("t", stopping.transient()), history=2), context)
     assert (decision["action"], decision["rule"]) == ("stop", "retry_budget")
     assert decision["answer_from"] == []
-    assert decision["unsettled"] == ["h1", "c0"]  # h1 retried h0: one part each
+    assert decision["unsettled"] == ["c0"]  # h1 retried h0, c0 (other words) retried h1
     answer = stopping.final_text(decision, step(("t", stopping.transient()), history=2))
     assert answer.split(SEP)[-1] == stopping.RETRY_BUDGET_MESSAGE
     assert [part.split("**")[1] for part in answer.split(SEP)[:-1]] == [
-        "Not done: part 1 of 2 (`search`)",
-        "Not done: part 2 of 2 (`search`)",
+        "Not done: this request (`search`)",
     ]
     assert (
         decide(step(("t", stopping.transient()), history=2), ctx(max_retries=3))["action"]
@@ -401,7 +415,7 @@ def test_model_call_limit_bounds_the_loop() -> None:
     decision = decide(messages, ctx(max_retries=50, max_model_calls=4))
     assert (decision["action"], decision["rule"]) == ("stop", "model_call_limit")
     assert stopping.final_text(decision, messages).endswith(stopping.MODEL_CALL_LIMIT_MESSAGE)
-    assert decision["unsettled"] == ["h2", "c0"]
+    assert decision["unsettled"] == ["c0"]  # one part: each later search retried it
     assert decide(messages, ctx(max_retries=50, max_model_calls=5))["action"] == "continue"
     # A stop artifact still wins: the cap only replaces a continue.
     assert (

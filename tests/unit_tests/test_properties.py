@@ -145,6 +145,8 @@ ARTIFACTS = st.one_of(valid_artifacts, near_valid_artifacts(), json_like(), st.n
 _TEXT = st.text(max_size=20)
 _NAMES = st.sampled_from(["search", "checkout", "other"])
 _STATUS = st.sampled_from(["success", "success", "error"])
+_ARGS = st.sampled_from([{}, {}, {"query": "refunds"}, {"query": "refunds for orders"}])
+"""Mostly the same arguments; sometimes other words, as a model's retry may have."""
 
 
 @st.composite
@@ -157,7 +159,7 @@ def tool_step(draw: st.DrawFn, prefix: str) -> list[BaseMessage]:
     n = draw(st.integers(1, 4))
     ids = [f"{prefix}_{i}" for i in range(n)]
     calls = [
-        {"name": draw(st.sampled_from(["search", "checkout"])), "args": {}, "id": i,
+        {"name": draw(st.sampled_from(["search", "checkout"])), "args": draw(_ARGS), "id": i,
          "type": "tool_call"}
         for i in ids
     ]  # fmt: skip
@@ -331,38 +333,57 @@ def test_decide_never_raises_and_returns_a_well_formed_decision(
         assert decision["tool"] == chosen[0].name
 
 
-def oracle_parts(messages: Sequence[BaseMessage]) -> list[tuple[str, ToolMessage | None]]:
-    """The turn's parts as the README states them: ``(latest call id, its first result)``.
+def oracle_chains(messages: Sequence[BaseMessage]) -> list[list[dict[str, Any]]]:
+    """The turn's parts as the README states them, each as its calls, the latest last.
 
-    Calls in the order the model issued them; a call retries the earliest earlier part
-    that is unsettled, was asked by an earlier model call, and has the same tool name and
-    arguments. Results for ids no model call issued are parts of their own, last.
+    Calls in the order the model issued them. The calls of a later model call retry the
+    unsettled parts of their tool (settled: the latest call's first result says stop):
+    a call with the same arguments as a part's latest call takes the first such part,
+    then the tool's other calls take its other unsettled parts in order; a call left over
+    is a new part, last. Results for ids no model call issued are parts of their own, last.
     """
     turn = this_turn(messages)
     first: dict[str, ToolMessage] = {}
     for m in turn:
         if isinstance(m, ToolMessage):
             first.setdefault(m.tool_call_id, m)
-    parts: list[dict[str, Any]] = []
+    chains: list[list[dict[str, Any]]] = []
     issued: set[str] = set()
-    steps = [m for m in turn if isinstance(m, AIMessage) and m.tool_calls]
-    for number, message in enumerate(steps):
-        for call in message.tool_calls:
-            call_id = call["id"] or ""
-            if call_id in issued:
-                continue
-            issued.add(call_id)
-            result = first.get(call_id)
-            for part in parts:
-                done = part["result"] is not None and says_stop(part["result"])
-                same = (part["name"], part["args"]) == (call["name"], call["args"])
-                if part["step"] < number and not done and same:
-                    part.update(id=call_id, result=result, step=number)
-                    break
+    for message in (m for m in turn if isinstance(m, AIMessage)):
+        calls: list[dict[str, Any]] = []
+        for asked in message.tool_calls:
+            call_id = asked["id"] or ""
+            if call_id not in issued:
+                issued.add(call_id)
+                calls.append({**asked, "id": call_id, "result": first.get(call_id)})
+        open_chains = [
+            c for c in chains if c[-1]["result"] is None or not says_stop(c[-1]["result"])
+        ]
+        taken: dict[str, list[dict[str, Any]]] = {}
+        for name in dict.fromkeys(call["name"] for call in calls):
+            waiting = [c for c in open_chains if c[-1]["name"] == name]
+            mine = [call for call in calls if call["name"] == name]
+            for call in mine:
+                same = next((c for c in waiting if c[-1]["args"] == call["args"]), None)
+                if same is not None:
+                    taken[call["id"]] = same
+                    waiting.remove(same)
+            for call, chain in zip(
+                [c for c in mine if c["id"] not in taken], waiting, strict=False
+            ):
+                taken[call["id"]] = chain
+        for call in calls:
+            if call["id"] in taken:
+                taken[call["id"]].append(call)
             else:
-                parts.append({"id": call_id, "result": result, "step": number, **call})
-    parts += [{"id": i, "result": m} for i, m in first.items() if i not in issued]
-    return [(part["id"], part["result"]) for part in parts]
+                chains.append([call])
+    chains += [[{"id": i, "result": m}] for i, m in first.items() if i not in issued]
+    return chains
+
+
+def oracle_parts(messages: Sequence[BaseMessage]) -> list[tuple[str, ToolMessage | None]]:
+    """The turn's parts (see :func:`oracle_chains`): ``(latest call id, its first result)``."""
+    return [(chain[-1]["id"], chain[-1]["result"]) for chain in oracle_chains(messages)]
 
 
 @PROPERTY_SETTINGS
@@ -380,17 +401,21 @@ def test_a_hard_stop_answers_every_part_of_the_turn_in_the_questions_order(
     assert decision["unsettled"] == [i for i, _ in parts if i not in settled]
 
     # Every call the model issued this turn is answered or named as not done, itself or
-    # through the later call that retried it (same tool, same arguments).
+    # through the later calls of the same tool that retried it.
     listed = set(decision["answer_from"]) | set(decision["unsettled"])
     turn = this_turn(messages)
-    calls = [(n, c) for n, m in enumerate(turn) if isinstance(m, AIMessage) for c in m.tool_calls]
-    for n, call in calls:
-        retried = any(
-            later[0] > n and (later[1]["name"], later[1]["args"]) == (call["name"], call["args"])
-            for later in calls
-            if later[1]["id"] in listed
-        )
-        assert call["id"] in listed or retried
+    retried_by = {call["id"]: chain[-1] for chain in oracle_chains(messages) for call in chain[:-1]}
+    issuer: dict[str | None, int] = {}
+    for n, m in enumerate(turn):
+        for c in m.tool_calls if isinstance(m, AIMessage) else []:
+            issuer.setdefault(c["id"], n)  # a repeated id counts once, where it was first
+    for call in (c for m in turn if isinstance(m, AIMessage) for c in m.tool_calls):
+        if call["id"] in listed:
+            continue
+        later = retried_by.get(call["id"])
+        assert later is not None and later["id"] in listed
+        assert later["name"] == call["name"]
+        assert issuer[later["id"]] > issuer[call["id"]], "only a later model call retries"
 
     answer = stopping.final_text(decision, messages)
     expected: list[str] = []

@@ -330,8 +330,6 @@ class _Part(TypedDict):
     """The latest call of this part: a retry takes the place of the call it retries."""
     name: str
     args: object
-    step: int
-    """Index of the AIMessage that issued ``call_id`` (-1 for a result no call issued)."""
     message: ToolMessage | None
     """The first result of ``call_id``; None when the call has no result."""
     verdict: _Verdict | None
@@ -340,11 +338,11 @@ class _Part(TypedDict):
 def _parts(turn: Sequence[BaseMessage]) -> list[_Part]:
     """Group this turn's tool calls into parts, in the order the model first asked.
 
-    A call retries an earlier part when the part is still unsettled, was issued by an
-    earlier model call, and has the same tool name and arguments: it takes that part's
-    place. Any other call starts a new part. Results for ids no AIMessage issued are
-    parts of their own, last. A repeated ``tool_call_id`` counts once, its first result
-    deciding.
+    A call of a later model call retries an unsettled part of the same tool and takes its
+    place, its arguments changed or not (see :func:`_retry_pairs` for which part); any
+    other call starts a new part, after the existing ones. Results for ids no AIMessage
+    issued are parts of their own, last. A repeated ``tool_call_id`` counts once, its
+    first result deciding.
     """
     results: dict[str, ToolMessage] = {}
     for message in turn:
@@ -352,37 +350,29 @@ def _parts(turn: Sequence[BaseMessage]) -> list[_Part]:
             results[message.tool_call_id] = message
     parts: list[_Part] = []
     seen: set[str] = set()
-    steps = (message for message in turn if _tool_calls(message))
-    for step, message in enumerate(steps):
+    for message in turn:
+        calls: list[_Part] = []
         for call in _tool_calls(message):
             call_id = str(call.get("id") or "")
             if call_id in seen:
                 continue
             seen.add(call_id)
             result = results.get(call_id)
-            verdict = _verdict(result, quiet=True) if result is not None else None
-            name, args = str(call.get("name", "")), call.get("args")
-            retried = next(
-                (
-                    part
-                    for part in parts
-                    if part["step"] < step
-                    and not (part["verdict"] and part["verdict"]["stop"])
-                    and part["name"] == name
-                    and part["args"] == args
-                ),
-                None,
+            calls.append(
+                {
+                    "call_id": call_id,
+                    "name": str(call.get("name", "")),
+                    "args": call.get("args"),
+                    "message": result,
+                    "verdict": _verdict(result, quiet=True) if result is not None else None,
+                }
             )
-            fields: _Part = {
-                "call_id": call_id,
-                "name": name,
-                "args": args,
-                "step": step,
-                "message": result,
-                "verdict": verdict,
-            }
-            if retried is not None:
-                retried.update(fields)
+        # Paired against the parts of earlier model calls only: calls of one AIMessage
+        # are always parts of their own.
+        retried = _retry_pairs(parts, calls)
+        for index, fields in enumerate(calls):
+            if index in retried:
+                parts[retried[index]].update(fields)
             else:
                 parts.append(fields)
     for call_id, result in results.items():
@@ -392,12 +382,39 @@ def _parts(turn: Sequence[BaseMessage]) -> list[_Part]:
                     "call_id": call_id,
                     "name": result.name or "",
                     "args": None,
-                    "step": -1,
                     "message": result,
                     "verdict": _verdict(result, quiet=True),
                 }
             )
     return parts
+
+
+def _retry_pairs(parts: Sequence[_Part], calls: Sequence[_Part]) -> dict[int, int]:
+    """Pair one model call's tool calls with the unsettled parts they retry.
+
+    For each tool, a call whose arguments equal an unsettled part's latest arguments
+    retries that part (calls in the order the model issued them, each taking the first
+    such part); the tool's other calls then retry its other unsettled parts, in the
+    question's order. A call left over starts a new part.
+
+    Args:
+        parts: The turn's parts before this model call.
+        calls: This model call's tool calls, in the order the model issued them.
+
+    Returns:
+        The index in ``parts`` each retrying call takes, by its index in ``calls``.
+    """
+    pairs: dict[int, int] = {}
+    for name in dict.fromkeys(call["name"] for call in calls):
+        waiting = [i for i, part in enumerate(parts) if part["name"] == name and not _settled(part)]
+        asked = [i for i, call in enumerate(calls) if call["name"] == name]
+        for index in asked:
+            same = next((i for i in waiting if parts[i]["args"] == calls[index]["args"]), None)
+            if same is not None:
+                pairs[index] = same
+                waiting.remove(same)
+        pairs.update(zip((i for i in asked if i not in pairs), waiting, strict=False))
+    return pairs
 
 
 def _settled(part: _Part) -> bool:
@@ -425,10 +442,12 @@ def decide(messages: Sequence[BaseMessage], context: SettingsLike) -> StopDecisi
        not from the artifact), and on ``model_call_limit`` once the model has been
        called ``context.max_model_calls`` times since then. Both stop in every mode.
     5. A hard stop (see :func:`is_hard_stop`) answers every part of the turn, in the
-       order the model first asked for them (a retry takes the place of the call it
-       retries: same tool, same arguments): a settled part by its content (its id in
+       order the model first asked for them: a settled part by its content (its id in
        ``answer_from``), an unsettled one by a line that says it was not done (its id
-       in ``unsettled``, see :func:`not_done_text`).
+       in ``unsettled``, see :func:`not_done_text`). A call of a later model call
+       retries an unsettled part of the same tool and takes its place, even with other
+       arguments: equal arguments pair first, then the tool's other calls pair with its
+       other unsettled parts in order; a call left over is a new part.
 
     Args:
         messages: The thread's messages, ending with the tool step.
