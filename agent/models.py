@@ -29,6 +29,7 @@ from stop_on_artifact.decision import (  # internal
 from stop_on_artifact.testing import ScriptedChatModel
 
 from agent.context import OFFLINE_MODEL
+from agent.tools.markdown import escape_math
 
 # Linear time on any text: no pattern below can rescan what an earlier attempt scanned.
 # ``buy <item> for <amount>`` is two scans, not one lazy pattern (``buy.+?for``
@@ -245,7 +246,9 @@ class OfflineChatModel(ScriptedChatModel):
         if not step:
             start = turn_start(messages)
             question = message_text(messages[start - 1]) if start else ""
-            return f"I could not look that up with a tool. You asked: {_summary(question)}"
+            return escape_math(
+                f"I could not look that up with a tool. You asked: {_summary(question)}"
+            )
         # Each part of the question once, in the order it was asked, by its latest result
         # (as a hard stop answers it); a part still transient is named by its not-done line.
         parts = []
@@ -259,7 +262,8 @@ class OfflineChatModel(ScriptedChatModel):
                 continue
             parts.append(f"{result.name}: {_summary(message_text(result))}")
         parts = parts or [f"{m.name}: {_summary(message_text(m))}" for m in step]
-        return "Here is what I found. " + " | ".join(parts)
+        # The tools' content has its $ escaped already; escape_math leaves those as they are.
+        return escape_math("Here is what I found. " + " | ".join(parts))
 
     def _result(
         self, messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]

@@ -51,7 +51,7 @@ from typing_extensions import TypedDict
 from agent.approval import MAX_REASON_CHARS, approval_request, ask, reject_reason
 from agent.context import Context, resolve
 from agent.tools.checkout import purchase
-from agent.tools.markdown import excerpt, label
+from agent.tools.markdown import escape_math, excerpt, label
 from agent.tracing.metadata import trace_approval_asked, with_artifact_metadata
 
 SPEND_CAP_MESSAGE = (
@@ -149,7 +149,7 @@ def _refusal(call: ToolCall, text: str, artifact: dict[str, Any]) -> ToolMessage
     bought = _purchase(call)
     item, amount = bought if bought is not None else ("", 0.0)
     return ToolMessage(
-        content=f"{label('Not purchased: ' + purchase(item, amount))}\n\n{text}",
+        content=escape_math(f"{label('Not purchased: ' + purchase(item, amount))}\n\n{text}"),
         name=call["name"],
         tool_call_id=call["id"] or "",
         artifact=artifact,
@@ -199,11 +199,11 @@ def approval_action(call: ToolCall, cap: float) -> ActionRequest:
 
     Returns:
         The call's name and arguments, and a description naming the item (escaped, cut),
-        the amount and the cap.
+        the amount and the cap (each ``$`` escaped: see :func:`~agent.tools.markdown.escape_math`).
     """
     bought = _purchase(call)
     item, amount = bought if bought is not None else ("", 0.0)
-    description = (
+    description = escape_math(
         f"Approve this purchase above the spending limit? **{excerpt(item)}** for "
         f"${amount:,.2f}; the limit is ${cap:,.2f}. Nothing has been charged: "
         "approve to charge it, or reject (optionally with a reason) to refuse it."

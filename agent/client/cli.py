@@ -144,6 +144,21 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
+def for_terminal(text: str) -> str:
+    r"""Return Markdown written for a chat page as a terminal shows it: ``\$`` as ``$``.
+
+    The server escapes every ``$`` of a text a person reads (math in chat pages' Markdown,
+    see :func:`agent.tools.markdown.escape_math`); a terminal prints the Markdown as it is.
+
+    Args:
+        text: An answer, a refusal or an approval description.
+
+    Returns:
+        The text with each escaped dollar sign plain.
+    """
+    return text.replace("\\$", "$")
+
+
 def user_input(query: str) -> dict[str, Any]:
     """Return the run input for one user message.
 
@@ -316,15 +331,16 @@ def describe_approval(request: dict[str, Any]) -> str:
         request: ``{"action_requests": [...], "review_configs": [...]}``.
 
     Returns:
-        Plain text: each action's description (already escaped by the policy) and the
-        decisions it allows.
+        Plain text: each action's description (caller text escaped by the policy, dollar
+        signs plain: see :func:`for_terminal`) and the decisions it allows.
     """
     lines = ["approval needed:"]
     configs = request.get("review_configs") or []
     for index, action in enumerate(request.get("action_requests") or [], start=1):
         config = configs[index - 1] if index - 1 < len(configs) else {}
         allowed = "/".join(config.get("allowed_decisions") or ["approve", "reject"])
-        lines.append(f"  {index}. {action.get('name')} ({allowed}): {action.get('description')}")
+        description = for_terminal(str(action.get("description")))
+        lines.append(f"  {index}. {action.get('name')} ({allowed}): {description}")
     return "\n".join(lines)
 
 
@@ -750,7 +766,7 @@ def _describe(decision: dict[str, Any]) -> str:
 def _print_result(seen: Observation, out: TextIO) -> None:
     if not seen.decisions:
         print("stop decision: none (no tool ran)", file=out)
-    print(f"answer:\n{seen.answer}", file=out)
+    print(f"answer:\n{for_terminal(seen.answer)}", file=out)
     print(f"path: {' -> '.join(seen.path)}", file=out)
     print(f"model calls: {seen.model_calls}", file=out)
     print(f"graph: {seen.graph}  thread: {seen.thread_id}", file=out)

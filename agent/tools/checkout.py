@@ -11,7 +11,7 @@ from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.prebuilt import InjectedState
 
 from agent.context import run_context
-from agent.tools.markdown import label, plain
+from agent.tools.markdown import escape_math, label, plain
 from agent.tools.outcomes import draw_outcome
 
 TIMEOUT_MESSAGE = (
@@ -29,7 +29,7 @@ DECLINED_MESSAGE = (
 def receipt(item: str, amount: float, order_id: str) -> str:
     """Render the receipt a customer reads, as Markdown (chat UIs do not render HTML)."""
     name = plain(item)
-    return (
+    return escape_math(
         "# Thank you for your order\n"
         "\n"
         f"Order **{order_id}**\n"
@@ -44,7 +44,7 @@ def receipt(item: str, amount: float, order_id: str) -> str:
 
 
 def purchase(item: str, amount: float) -> str:
-    """Name a purchase for a person: ``<item> ($<amount>)``."""
+    """Name a purchase for a person: ``<item> ($<amount>)``, unescaped (for :func:`label`)."""
     return f"{item} (${amount:,.2f})"
 
 
@@ -66,10 +66,14 @@ def checkout(
     context = run_context()
     outcome, attempt = draw_outcome(context, messages, tool_call_id, f"{item}:{amount}")
     if outcome == "transient":
-        not_done = f"{label('Not purchased: ' + purchase(item, amount))}: {NOT_DONE_MESSAGE}"
+        not_done = escape_math(
+            f"{label('Not purchased: ' + purchase(item, amount))}: {NOT_DONE_MESSAGE}"
+        )
         return TIMEOUT_MESSAGE, stopping.transient(not_done=not_done, attempt=attempt, status=504)
     if outcome == "fatal":
-        text = f"{label('Not purchased: ' + purchase(item, amount))}\n\n{DECLINED_MESSAGE}"
+        text = escape_math(
+            f"{label('Not purchased: ' + purchase(item, amount))}\n\n{DECLINED_MESSAGE}"
+        )
         return text, stopping.fatal(attempt=attempt, cause="card_declined")
     digest = hashlib.sha256(f"{context.seed}:{item}:{amount}".encode()).hexdigest()[:8]
     order_id = f"ORD-{digest.upper()}"

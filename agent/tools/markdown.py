@@ -1,4 +1,10 @@
-"""Caller text inside tool content: escaped so it renders as plain Markdown text."""
+r"""Text written for a person, as Markdown: caller text escaped, math kept from opening.
+
+Chat front ends render Markdown with a math extension (Agent Chat UI uses remark-math),
+where the text between two ``$`` is a formula: "for $900.00; the limit is $500.00" loses
+both amounts. :func:`escape_math` writes each ``$`` as ``\$``, a CommonMark backslash
+escape that every renderer shows as a plain dollar sign.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,28 @@ QUOTE_CHARS = 80
 """Longest caller text quoted in a label (a label names the part, it does not repeat it)."""
 
 
+def escape_math(text: str) -> str:
+    r"""Return ``text`` with every ``$`` that is not already escaped written ``\$``.
+
+    A ``$`` after an odd number of backslashes is escaped already and stays as it is, so
+    escaping twice changes nothing. Apply it to a text as a person reads it, never inside a
+    code span or block (there ``\$`` is shown as it is). Linear time on any text.
+
+    Args:
+        text: Markdown written for a person (a receipt, a refusal, a description).
+
+    Returns:
+        The text, rendering every dollar sign as a plain ``$`` where Markdown has math.
+    """
+    pieces = text.split("$")
+    out = [pieces[0]]
+    for before, after in zip(pieces, pieces[1:], strict=False):
+        backslashes = len(before) - len(before.rstrip("\\"))
+        out.append("$" if backslashes % 2 else "\\$")
+        out.append(after)
+    return "".join(out)
+
+
 def plain(text: str) -> str:
     """Return ``text`` on one line with Markdown's special characters escaped.
 
@@ -16,10 +44,11 @@ def plain(text: str) -> str:
         text: Text that came from a caller (an item name, a query).
 
     Returns:
-        The text, whitespace runs collapsed to one space, safe inside a line or a table cell.
+        The text, whitespace runs collapsed to one space, safe inside a line or a table cell;
+        a ``$`` in it opens no math (see :func:`escape_math`).
     """
     flat = " ".join(text.split())
-    return "".join(f"\\{char}" if char in _SPECIAL else char for char in flat)
+    return escape_math("".join(f"\\{char}" if char in _SPECIAL else char for char in flat))
 
 
 def excerpt(text: str, limit: int = QUOTE_CHARS) -> str:

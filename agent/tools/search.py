@@ -13,7 +13,7 @@ from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.prebuilt import InjectedState
 
 from agent.context import run_context
-from agent.tools.markdown import label
+from agent.tools.markdown import escape_math, label
 from agent.tools.outcomes import draw_outcome
 
 TRANSIENT_MESSAGES = (
@@ -95,14 +95,14 @@ def search(
     outcome, attempt = draw_outcome(context, messages, tool_call_id, query)
     if outcome == "transient":
         message = TRANSIENT_MESSAGES[attempt % len(TRANSIENT_MESSAGES)]
-        not_done = f"{label(f'Not searched: “{query}”')}: {NOT_DONE_MESSAGE}"
+        not_done = escape_math(f"{label(f'Not searched: “{query}”')}: {NOT_DONE_MESSAGE}")
         return message, stopping.transient(not_done=not_done, attempt=attempt, status=503)
     if outcome == "fatal":
-        text = f"{label(f'Could not search for “{query}”')}\n\n{UNAVAILABLE_MESSAGE}"
+        text = escape_math(f"{label(f'Could not search for “{query}”')}\n\n{UNAVAILABLE_MESSAGE}")
         return text, stopping.fatal(attempt=attempt, cause="unavailable")
     topic = lookup(query)
     if topic is None:
-        text = f"{label(f'Nothing found for “{query}”')}\n\n{NO_MATCH_MESSAGE}"
+        text = escape_math(f"{label(f'Nothing found for “{query}”')}\n\n{NO_MATCH_MESSAGE}")
         return text, stopping.fatal(attempt=attempt, cause="no_match")
     page = render_page(knowledge_base()[topic])
     return page, stopping.completed(attempt=attempt, topic=topic, chars=len(page))

@@ -94,9 +94,9 @@ async def test_a_refused_purchase_stands_beside_the_receipt_of_the_other(
     assert decision["rule"] == "policy_block"
     assert decision["answer_from"] == tool_ids(turn)
     refusal, receipt = answer.split(ANSWER_SEPARATOR)
-    assert refusal == f"**Not purchased: a laptop ($900.00)**\n\n{SPEND_CAP_MESSAGE}"
+    assert refusal == f"**Not purchased: a laptop (\\$900.00)**\n\n{SPEND_CAP_MESSAGE}"
     assert receipt.startswith("# Thank you for your order\n")
-    assert "| a mouse | $20.00 |" in receipt
+    assert r"| a mouse | \$20.00 |" in receipt
     assert "laptop" not in receipt and "<" not in answer
 
 
@@ -135,9 +135,9 @@ async def test_a_refusal_waits_for_the_retry_of_its_sibling(
     assert (decision["rule"], decision["tool_call_id"]) == ("policy_block", issued[0])
     assert (decision["answer_from"], decision["unsettled"]) == ([issued[0], issued[2]], [])
     refusal, receipt = answer.split(ANSWER_SEPARATOR)
-    assert refusal == f"**Not purchased: a laptop ($900.00)**\n\n{SPEND_CAP_MESSAGE}"
+    assert refusal == f"**Not purchased: a laptop (\\$900.00)**\n\n{SPEND_CAP_MESSAGE}"
     assert receipt.startswith("# Thank you for your order\n")
-    assert "| a mouse | $20.00 |" in receipt
+    assert r"| a mouse | \$20.00 |" in receipt
 
 
 @pytest.mark.parametrize("graph", GRAPHS)
@@ -154,8 +154,8 @@ async def test_a_purchase_that_keeps_timing_out_is_named_as_not_done(
     assert decision["rule"] == "retry_budget"
     assert (decision["answer_from"], decision["unsettled"]) == ([issued[0]], [issued[-1]])
     assert answer.split(ANSWER_SEPARATOR) == [
-        f"**Not purchased: a laptop ($900.00)**\n\n{SPEND_CAP_MESSAGE}",
-        "**Not purchased: a mouse ($20.00)**: the payment service timed out; nothing was "
+        f"**Not purchased: a laptop (\\$900.00)**\n\n{SPEND_CAP_MESSAGE}",
+        "**Not purchased: a mouse (\\$20.00)**: the payment service timed out; nothing was "
         "charged. Ask again to retry.",
         RETRY_BUDGET_MESSAGE,
     ]

@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from agent.client.cli import for_terminal
 from agent.context import Context
 from agent.models import OfflineChatModel, parse_buy
 from agent.tools import TOOLS
+from agent.tools.markdown import escape_math, label
 from agent.tools.search import lookup
 from agent.tracing.allowlist import (
     is_sensitive_key,
@@ -133,6 +135,8 @@ WORST_MESSAGES = {
     "direct-no-colon": mb("a"),
     "direct-spaces": mb(" "),
     "parts": mb(";"),
+    "dollars": mb("$"),
+    "escaped-dollars": mb("\\$"),
 }
 
 
@@ -167,3 +171,19 @@ def test_search_lookup_and_redaction_are_linear() -> None:
     message = HumanMessage(mb("a@"))
     assert timed(lambda: redact({"messages": [message]})) < BOUND_SECONDS
     assert timed(lambda: sanitize_artifacts({"messages": [message]})) < BOUND_SECONDS
+
+
+DOLLAR_INPUTS = {
+    "dollars": mb("$"),
+    "backslashes": mb("\\"),
+    "backslashes-then-dollar": mb("\\", "$"),
+    "escaped-dollars": mb("\\$"),
+    "escaped-backslash-dollars": mb("\\\\$"),
+}
+
+
+@pytest.mark.parametrize("text", DOLLAR_INPUTS.values(), ids=DOLLAR_INPUTS.keys())
+def test_escaping_dollar_signs_is_linear(text: str) -> None:
+    assert timed(lambda: escape_math(text)) < BOUND_SECONDS
+    assert timed(lambda: label(text)) < BOUND_SECONDS
+    assert timed(lambda: for_terminal(escape_math(text))) < BOUND_SECONDS

@@ -71,7 +71,8 @@ async def test_spend_cap_runs_before_the_tool(graph_name: str) -> None:
     blocked = await run(graph, "buy a boat for 9000", {"spend_cap": 100}, thread_id="a")
     assert calls == []
     assert blocked.decision is not None and blocked.decision["rule"] == "policy_block"
-    assert blocked.answer.content == f"**Not purchased: a boat ($9,000.00)**\n\n{SPEND_CAP_MESSAGE}"
+    refusal = f"**Not purchased: a boat (\\$9,000.00)**\n\n{SPEND_CAP_MESSAGE}"
+    assert blocked.answer.content == refusal
     allowed = await run(graph, "buy a boat for 90", {"spend_cap": 100}, thread_id="b")
     assert calls == [90.0]
     assert allowed.decision is not None and allowed.decision["rule"] == "completed"
@@ -106,8 +107,8 @@ async def test_checkout_receipt_is_customer_ready_markdown(graph_name: str) -> N
     assert isinstance(checkout_message, ToolMessage)
     order_id = checkout_message.artifact["order_id"]
     assert f"Order **{order_id}**" in receipt
-    assert "| a desk lamp | $40.00 |" in receipt
-    assert "| **Total charged** | **$40.00** |" in receipt
+    assert r"| a desk lamp | \$40.00 |" in receipt  # \$: math-rendering Markdown shows $
+    assert r"| **Total charged** | **\$40.00** |" in receipt
     assert "<" not in receipt  # no HTML: most chat UIs print it raw
 
 
@@ -129,7 +130,7 @@ def test_search_page_is_markdown_not_json() -> None:
 def test_item_names_cannot_break_the_receipt_table() -> None:
     text = receipt("a | pipe <b>bold</b>\nline", 5, "ORD-1")
     row = next(line for line in text.splitlines() if line.startswith("| a"))
-    assert row == "| a \\| pipe \\<b\\>bold\\</b\\> line | $5.00 |"
+    assert row == r"| a \| pipe \<b\>bold\</b\> line | \$5.00 |"
 
 
 @pytest.mark.parametrize(
