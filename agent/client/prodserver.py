@@ -475,7 +475,8 @@ def clear_leftovers(state: Path, data: Path | None, ports: Mapping[str, int | No
         if _port_free(port):
             continue
         holder = port_holder(port)
-        who = f"pid {holder} ({cmdline(holder)[:80]})" if holder else "another process"
+        command = " ".join(cmdline(holder).split())[:80] if holder else ""  # one line
+        who = f"pid {holder} ({command})" if holder else "another process"
         free = f"`kill {holder}`" if holder else f"`ss -ltnp 'sport = :{port}'` names it"
         msg = (
             f"the {what} port {port} is held by {who}, not by a run of this state folder: "
