@@ -13,10 +13,24 @@ imports it.
 
 :func:`serve` starts, in order, a private PostgreSQL cluster (created on first use in
 ``<state>/postgres``), ``redis-server`` (append-only file in ``<state>/redis``) and
-``uvicorn aegra_api.main:app --workers N``, waits for ``/health`` and stops all three when
-the block ends. Both stores listen on 127.0.0.1 only and need the password kept in
-``<state>/secret`` (created on first use, mode 600). The same state folder serves the same
-threads after a restart.
+``uvicorn aegra_api.main:app --workers N`` (as :mod:`agent.client.aegra_app`), waits for
+``/health`` and stops all three when the block ends. Both stores listen on 127.0.0.1 only and
+need the password kept in ``<state>/secret`` (created on first use, mode 600). The same state
+folder serves the same threads after a restart.
+
+Nothing outlives the launcher, and a stop is bounded. Each child runs in a session of its own
+(a Ctrl-C in the terminal reaches the launcher only, which stops them in order: the workers,
+then Redis, then PostgreSQL) and asks Linux for a signal when the launcher dies
+(:func:`agent.client.lifeline.dies_with_parent`, ``PR_SET_PDEATHSIG``): PostgreSQL, run as
+``postgres`` in the foreground (no ``pg_ctl``, which would daemonize out of reach), gets
+SIGINT, its fast shutdown; Redis SIGTERM; uvicorn's supervisor SIGKILL, and its workers ask for
+SIGKILL when it dies. A SIGKILL of the launcher thus takes everything down without its help.
+On SIGTERM or SIGINT the workers get :data:`SERVER_STOP` seconds (uvicorn cancels requests,
+open streams included, after half of it), Redis and PostgreSQL :data:`STORE_STOP` each, then
+SIGKILL: under the 10 s a supervisor waits. A start first stops what an earlier run of the same
+state folder left (:func:`clear_leftovers`; proven by :data:`agent.client.lifeline.STATE_ENV`
+in their environment or their pid files, never by name), and names in one line what else
+holds a port it needs.
 
 Run as root, PostgreSQL runs as the ``postgres`` account, which must enter its data folder.
 When it cannot reach ``<state>/postgres`` (a clone under ``/root``, or in a ``mktemp -d``
