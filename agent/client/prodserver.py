@@ -13,10 +13,24 @@ imports it.
 
 :func:`serve` starts, in order, a private PostgreSQL cluster (created on first use in
 ``<state>/postgres``), ``redis-server`` (append-only file in ``<state>/redis``) and
-``uvicorn aegra_api.main:app --workers N``, waits for ``/health`` and stops all three when
-the block ends. Both stores listen on 127.0.0.1 only and need the password kept in
-``<state>/secret`` (created on first use, mode 600). The same state folder serves the same
-threads after a restart.
+``uvicorn aegra_api.main:app --workers N`` (as :mod:`agent.client.aegra_app`), waits for
+``/health`` and stops all three when the block ends. Both stores listen on 127.0.0.1 only and
+need the password kept in ``<state>/secret`` (created on first use, mode 600). The same state
+folder serves the same threads after a restart.
+
+Nothing outlives the launcher, and a stop is bounded. Each child runs in a session of its own
+(a Ctrl-C in the terminal reaches the launcher only, which stops them in order: the workers,
+then Redis, then PostgreSQL) and asks Linux for a signal when the launcher dies
+(:func:`agent.client.lifeline.dies_with_parent`, ``PR_SET_PDEATHSIG``): PostgreSQL, run as
+``postgres`` in the foreground (no ``pg_ctl``, which would daemonize out of reach), gets
+SIGINT, its fast shutdown; Redis SIGTERM; uvicorn's supervisor SIGKILL, and its workers ask for
+SIGKILL when it dies. A SIGKILL of the launcher thus takes everything down without its help.
+On SIGTERM or SIGINT the workers get :data:`SERVER_STOP` seconds (uvicorn cancels requests,
+open streams included, after half of it), Redis and PostgreSQL :data:`STORE_STOP` each, then
+SIGKILL: under the 10 s a supervisor waits. A start first stops what an earlier run of the same
+state folder left (:func:`clear_leftovers`; proven by :data:`agent.client.lifeline.STATE_ENV`
+in their environment or their pid files, never by name), and names in one line what else
+holds a port it needs.
 
 Run as root, PostgreSQL runs as the ``postgres`` account, which must enter its data folder.
 When it cannot reach ``<state>/postgres`` (a clone under ``/root``, or in a ``mktemp -d``
@@ -42,7 +56,6 @@ import socket
 import stat
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -50,7 +63,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.client.devserver import answers_200, free_port, stop_process
+from agent.client.devserver import answers_200, free_port
+from agent.client.lifeline import (
+    STATE_ENV,
+    cmdline,
+    dies_with_parent,
+    leftovers,
+    port_holder,
+    stop_pids,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "aegra.json"
@@ -69,6 +90,10 @@ DATABASE = "aegra"
 DB_USER = "aegra"
 START_TIMEOUT = 120.0
 WORKER_GRACE = 20.0
+SERVER_STOP = 4.0
+"""Seconds the workers get to stop (uvicorn's graceful timeout is half) before SIGKILL."""
+STORE_STOP = 2.0
+"""Seconds Redis, then PostgreSQL, get to stop cleanly before SIGKILL (PostgreSQL: SIGQUIT)."""
 
 MIGRATE = """
 import asyncio
@@ -92,6 +117,17 @@ graphs' default assistants (two workers creating them at once collide on their k
 
 class ProdServerError(RuntimeError):
     """A process of the stack died or never became ready; the message names it."""
+
+
+class Stopping(BaseException):  # noqa: N818 (like KeyboardInterrupt, not an error)
+    """Raised in the main thread by the first SIGTERM or SIGINT: unwind and stop the stack."""
+
+
+def _stop_on_signal(signum: int, frame: object) -> None:
+    # Later signals are ignored: they must not break the (bounded) stop under way.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    raise Stopping
 
 
 @dataclass
@@ -264,19 +300,43 @@ def _wait(what: str, ready: Any, process: subprocess.Popen[bytes], log: Path) ->
         time.sleep(0.2)
 
 
-def _spawn(command: list[str], log: Path, **kwargs: Any) -> subprocess.Popen[bytes]:
+def _spawn(command: list[str], log: Path, death: int, **kwargs: Any) -> subprocess.Popen[bytes]:
+    """Start ``command`` in a session of its own, sent ``death`` when this thread dies."""
     with log.open("ab") as out:
         return subprocess.Popen(
             command,
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=dies_with_parent(death),
             **kwargs,
         )
 
 
-def _stop(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
-    stop_process(process, sig, grace=30.0)  # PostgreSQL and the workers may take a while
+def _stop(
+    process: subprocess.Popen[bytes],
+    sig: int = signal.SIGTERM,
+    grace: float = STORE_STOP,
+    then: int = signal.SIGKILL,
+) -> None:
+    """Send ``sig`` to the process's group; ``then`` after ``grace`` s; SIGKILL 1 s later."""
+    for step, wait in ((sig, grace), (then, 1.0), (signal.SIGKILL, 2.0)):
+        if process.poll() is not None:
+            return
+        try:
+            os.killpg(process.pid, step)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        return
+
+
+def _marked(state: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a child of ``state``: :data:`STATE_ENV` marks it as ours."""
+    return {**(os.environ if env is None else env), STATE_ENV: str(state.resolve())}
 
 
 @contextmanager
@@ -307,7 +367,8 @@ def postgres(state: Path, port: int, password: str, data: Path | None = None) ->
             raise ProdServerError(msg)
     server = [postgres_tool("postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port)]
     server += ["-c", "unix_socket_directories=", "-c", "max_connections=200"]
-    process = _spawn(server, log, **owner)
+    # SIGINT is PostgreSQL's fast shutdown: a clean checkpoint, no recovery next time.
+    process = _spawn(server, log, signal.SIGINT, env=_marked(state), **owner)
     env = {**os.environ, "PGPASSWORD": password}
     where = ["-h", "127.0.0.1", "-p", str(port), "-U", DB_USER]
     try:
@@ -326,7 +387,7 @@ def postgres(state: Path, port: int, password: str, data: Path | None = None) ->
             subprocess.run([postgres_tool("createdb"), *where, DATABASE], env=env, check=True)
         yield f"postgresql://{DB_USER}:{password}@127.0.0.1:{port}/{DATABASE}"
     finally:
-        _stop(process, signal.SIGINT)  # fast shutdown: a clean checkpoint, no recovery
+        _stop(process, signal.SIGINT, then=signal.SIGQUIT)  # fast, then immediate
 
 
 def _redis_ping(port: int, password: str) -> bool:
@@ -361,11 +422,13 @@ def redis(state: Path, port: int, password: str) -> Iterator[str]:
     config = (
         f'bind 127.0.0.1\nport {port}\ndir {data}\nappendonly yes\nsave ""\n'
         f"requirepass {password}\ndaemonize no\nprotected-mode yes\n"
+        f"pidfile {data / 'redis.pid'}\n"
     )
     with log.open("ab") as out:
         process = subprocess.Popen(
             [binary, "-"], stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True,
+            start_new_session=True, preexec_fn=dies_with_parent(signal.SIGTERM),
+            env=_marked(state),
         )  # fmt: skip
     assert process.stdin is not None
     process.stdin.write(config.encode())
@@ -375,6 +438,66 @@ def redis(state: Path, port: int, password: str) -> Iterator[str]:
         yield f"redis://:{password}@127.0.0.1:{port}/0"
     finally:
         _stop(process)
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def clear_leftovers(state: Path, data: Path | None, ports: Mapping[str, int | None]) -> list[int]:
+    """Stop what an earlier run of ``state`` left running; check the ports are free.
+
+    Only processes that :func:`agent.client.lifeline.leftovers` proves are of ``state`` are
+    stopped (PostgreSQL with SIGINT, the others with SIGTERM; SIGKILL after 5 s).
+
+    Args:
+        state: The state folder.
+        data: The cluster's folder.
+        ports: The ports this start will listen on, by what listens (None: a free one).
+
+    Returns:
+        The pids that were stopped.
+
+    Raises:
+        ProdServerError: If one of ``ports`` is held by another process; the message is one
+            line naming the port, the process and how to free it.
+    """
+    found = leftovers(state, data, state / "redis")
+    if found:
+        postmaster = {pid: signal.SIGINT for pid in found if "postgres" in cmdline(pid)}
+        print(
+            f"Stopping {len(found)} processes an earlier run of {state} left running "
+            f"(pids {', '.join(map(str, found))}).",
+            flush=True,
+        )
+        still = stop_pids(found, postmaster)
+        if still:
+            msg = f"processes of an earlier run of {state} did not stop: pids {still}"
+            raise ProdServerError(msg)
+    for what, port in ports.items():
+        if port is None:
+            continue
+        deadline = time.monotonic() + 2.0  # a socket the stopped processes held may linger
+        while not _port_free(port) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if _port_free(port):
+            continue
+        holder = port_holder(port)
+        command = " ".join(cmdline(holder).split())[:80] if holder else ""  # one line
+        who = f"pid {holder} ({command})" if holder else "another process"
+        free = f"`kill {holder}`" if holder else f"`ss -ltnp 'sport = :{port}'` names it"
+        msg = (
+            f"the {what} port {port} is held by {who}, not by a run of this state folder: "
+            f"stop it ({free}) or choose another port"
+        )
+        raise ProdServerError(msg)
+    return found
 
 
 def _python_path(config: Path, inherited: str | None) -> str:
@@ -422,12 +545,13 @@ def serve(
     api_port = port or free_port()
     url = f"http://127.0.0.1:{api_port}"
     data = postgres_data_dir(state)
+    clear_leftovers(state, data, {"API": port, "PostgreSQL": postgres_port, "Redis": redis_port})
     with ExitStack() as stack:
         database_url = stack.enter_context(
             postgres(state, postgres_port or free_port(), password, data)
         )
         redis_url = stack.enter_context(redis(state, redis_port or free_port(), password))
-        server_env = dict(os.environ if env is None else env)
+        server_env = _marked(state, env)
         server_env.update(
             {
                 "PYTHONPATH": _python_path(config, server_env.get("PYTHONPATH")),
@@ -451,16 +575,20 @@ def serve(
                 stdout=out,
                 stderr=out,
                 check=False,
+                preexec_fn=dies_with_parent(signal.SIGKILL),
             )
         if migrated.returncode != 0:
             msg = f"the database migration failed ({migrated.returncode}); see {log}"
             raise ProdServerError(msg)
         server_env["RUN_MIGRATIONS_ON_STARTUP"] = "false"
         offset = log.stat().st_size
-        command = [str(PYTHON), "-m", "uvicorn", "aegra_api.main:app"]
+        # aegra_app is aegra_api.main:app in workers that die with the supervisor.
+        command = [str(PYTHON), "-m", "uvicorn", "agent.client.aegra_app:app"]
         command += ["--host", "127.0.0.1", "--port", str(api_port), "--workers", str(workers)]
-        process = _spawn(command, log, cwd=config.parent, env=server_env)
-        stack.callback(_stop, process)
+        # An open stream holds a graceful stop: bound it, then cancel what is left.
+        command += ["--timeout-graceful-shutdown", str(int(SERVER_STOP / 2))]
+        process = _spawn(command, log, signal.SIGKILL, cwd=config.parent, env=server_env)
+        stack.callback(_stop, process, signal.SIGTERM, SERVER_STOP)
         server = ProdServer(
             url, api_port, state, database_url, redis_url, {"server": process}, data
         )
@@ -494,6 +622,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--postgres-port", type=int, default=None, help="default: a free one")
     parser.add_argument("--redis-port", type=int, default=None, help="default: a free one")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--config", type=Path, default=CONFIG, help="default: aegra.json")
     parser.add_argument(
         "--state",
         type=Path,
@@ -506,9 +635,8 @@ def main(argv: list[str] | None = None) -> int:
         from dotenv import dotenv_values
 
         env.update({k: v for k, v in dotenv_values(ROOT / ".env").items() if v is not None})
-    stopping = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stopping.set())
+        signal.signal(sig, _stop_on_signal)
     try:
         with serve(
             env,
@@ -517,6 +645,7 @@ def main(argv: list[str] | None = None) -> int:
             postgres_port=args.postgres_port,
             redis_port=args.redis_port,
             workers=args.workers,
+            config=args.config,
         ) as server:
             if server.postgres_data is not None and not server.postgres_data.is_relative_to(
                 server.state
@@ -528,14 +657,17 @@ def main(argv: list[str] | None = None) -> int:
                 )
             print(f"API: {server.url}  ({args.workers} workers; logs in {server.state / 'logs'})")
             print("Ctrl-C stops the server, Redis and PostgreSQL.", flush=True)
-            while not stopping.wait(1.0):
+            while True:
+                time.sleep(1.0)
                 if server.processes["server"].poll() is not None:
                     print(f"the server exited; see {server.state / 'logs' / 'server.log'}")
                     return 1
+    except Stopping:
+        pass
     except ProdServerError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    print("stopped.")
+    print("stopped.", flush=True)
     return 0
 
 
