@@ -12,6 +12,9 @@ server loads this module once at start.
 - ``AGENT_API_KEYS`` unset or empty: the server is open (local development), and says so
   once, with a warning, when it starts.
 
+Either way every ``(resource, action)`` path the server dispatches has its own handler
+(:data:`OWNER_SCOPED`, :data:`OPEN`), so ``langgraph dev`` warns of no unhandled path.
+
 With or without keys, a run (or a cron) is checked before it is stored
 (:func:`run_request_problems`): an ``input`` that is not an object, a ``context`` that is
 not an object or holds a value :class:`agent.context.Context` refuses (``stop_mode``,
