@@ -12,6 +12,9 @@ server loads this module once at start.
 - ``AGENT_API_KEYS`` unset or empty: the server is open (local development), and says so
   once, with a warning, when it starts.
 
+Either way every ``(resource, action)`` path the server dispatches has its own handler
+(:data:`OWNER_SCOPED`, :data:`OPEN`), so ``langgraph dev`` warns of no unhandled path.
+
 With or without keys, a run (or a cron) is checked before it is stored
 (:func:`run_request_problems`): an ``input`` that is not an object, a ``context`` that is
 not an object or holds a value :class:`agent.context.Context` refuses (``stop_mode``,
@@ -30,7 +33,7 @@ import logging
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import pydantic
 from langgraph_sdk import Auth
@@ -295,8 +298,110 @@ def _owned(ctx: Auth.types.AuthContext) -> dict[str, Any]:
     return {OWNER: ctx.user.identity}
 
 
+# Each handler below is registered for the dispatch paths named in the tables that
+# follow; one body per rule, shared by every path the rule applies to.
+
+
+async def _allow(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Let the request through unfiltered (an open server)."""
+
+
+async def _check_run(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Refuse a run (or a cron's runs) with a bad input, context or stream_mode."""
+    refuse_bad_run(value)
+
+
+async def _owner_only(ctx: Auth.types.AuthContext, value: Any) -> dict[str, Any]:
+    """Reach only what the caller owns."""
+    return _owned(ctx)
+
+
+async def _stamp_and_own(ctx: Auth.types.AuthContext, value: Any) -> dict[str, Any]:
+    """Write the caller as the owner; reach only what the caller owns."""
+    _stamp_owner(value, ctx.user.identity)
+    return _owned(ctx)
+
+
+async def _check_stamp_and_own(ctx: Auth.types.AuthContext, value: Any) -> dict[str, Any]:
+    """Refuse a bad run first, then write the caller as the owner of what it creates."""
+    await _check_run(ctx, value)
+    return await _stamp_and_own(ctx, value)
+
+
+async def _own_assistant(ctx: Auth.types.AuthContext, value: Any) -> dict[str, Any]:
+    """Write the caller as the owner of an assistant; ``created_by: system`` is reserved."""
+    metadata = value.get("metadata") or {}
+    if metadata.get("created_by") == _SYSTEM_ASSISTANTS["created_by"]:
+        raise Auth.exceptions.HTTPException(
+            status_code=403, detail="metadata created_by='system' is reserved"
+        )
+    return await _stamp_and_own(ctx, value)
+
+
+async def _owned_or_system(ctx: Auth.types.AuthContext, value: Any) -> dict[str, Any]:
+    """Reach the caller's assistants and the graphs' own (``created_by: system``) ones."""
+    return {"$or": [_owned(ctx), dict(_SYSTEM_ASSISTANTS)]}
+
+
+async def _scope_namespace(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Put the store namespace under the caller's :func:`namespace_label`."""
+    label = namespace_label(ctx.user.identity)
+    namespace = tuple(value.get("namespace") or ())
+    if not namespace or namespace[0] != label:
+        namespace = (label, *namespace)
+    value["namespace"] = namespace
+
+
+class _PathHandler(Protocol):
+    async def __call__(
+        self, *, ctx: Auth.types.AuthContext, value: dict[str, Any]
+    ) -> Auth.types.HandlerResult: ...
+
+
+OWNER_SCOPED: Mapping[tuple[str, str], _PathHandler] = {
+    ("threads", "create"): _stamp_and_own,
+    ("threads", "read"): _owner_only,
+    ("threads", "update"): _stamp_and_own,
+    ("threads", "delete"): _owner_only,
+    ("threads", "search"): _owner_only,
+    ("threads", "create_run"): _check_stamp_and_own,
+    ("assistants", "create"): _own_assistant,
+    ("assistants", "read"): _owned_or_system,
+    ("assistants", "update"): _own_assistant,
+    ("assistants", "delete"): _owner_only,
+    ("assistants", "search"): _owned_or_system,
+    ("crons", "create"): _check_stamp_and_own,
+    ("crons", "read"): _owner_only,
+    ("crons", "update"): _stamp_and_own,
+    ("crons", "delete"): _owner_only,
+    ("crons", "search"): _owner_only,
+    ("store", "put"): _scope_namespace,
+    ("store", "get"): _scope_namespace,
+    ("store", "search"): _scope_namespace,
+    ("store", "list_namespaces"): _scope_namespace,
+    ("store", "delete"): _scope_namespace,
+}
+"""The handler for each ``(resource, action)`` dispatch path when keys are configured.
+
+Every path the SDK's ``Auth.on`` offers has one, so ``langgraph dev`` finds no path
+without a handler. A ``threads.create_run`` or ``crons.create`` request is checked by
+:func:`refuse_bad_run` before anything is stamped.
+"""
+
+OPEN: Mapping[tuple[str, str], _PathHandler] = {
+    path: _check_run if path in (("threads", "create_run"), ("crons", "create")) else _allow
+    for path in OWNER_SCOPED
+}
+"""The handler for each dispatch path on an open server: a bad run is refused, the rest
+passes unfiltered."""
+
+
 def build_auth(keys: Mapping[str, str]) -> Auth:
     """Build the server's ``Auth`` object for a key map.
+
+    Each dispatch path gets its own handler (:data:`OWNER_SCOPED` with keys,
+    :data:`OPEN` without). With keys, a resource or action missing from the table (one a
+    later SDK adds) is refused.
 
     Args:
         keys: key -> identity. Empty builds an open ``Auth``: every request is accepted as
@@ -325,65 +430,14 @@ def build_auth(keys: Mapping[str, str]) -> Auth:
             raise Auth.exceptions.HTTPException(status_code=401, detail=f"invalid {API_KEY_HEADER}")
         return {"identity": identity}
 
-    if not frozen:
+    for (resource, action), handler in (OWNER_SCOPED if frozen else OPEN).items():
+        auth.on(resources=resource, actions=action)(handler)
+    if frozen:
 
-        @auth.on.threads.create_run
-        async def check_runs(ctx: Auth.types.AuthContext, value: Any) -> None:
-            """Refuse a run with a bad input, context or stream_mode before it is queued."""
-            refuse_bad_run(value)
-
-        @auth.on.crons.create
-        async def check_crons(ctx: Auth.types.AuthContext, value: Any) -> None:
-            """Refuse a cron whose runs would have a bad input, context or stream_mode."""
-            refuse_bad_run(value)
-
-        return auth
-
-    @auth.on
-    async def deny_unlisted(ctx: Auth.types.AuthContext, value: Any) -> bool:
-        """Refuse any resource or action this module does not scope explicitly."""
-        return False
-
-    @auth.on.threads
-    async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> dict[str, Any]:
-        """Threads and their runs belong to their creator; a bad run is refused first."""
-        if ctx.action == "create_run":
-            refuse_bad_run(value)
-        if ctx.action in ("create", "update", "create_run"):
-            _stamp_owner(value, ctx.user.identity)
-        return _owned(ctx)
-
-    @auth.on.assistants
-    async def own_assistants(ctx: Auth.types.AuthContext, value: Any) -> dict[str, Any]:
-        """Assistants belong to their creator; the graphs' own assistants are shared."""
-        if ctx.action in ("create", "update"):
-            metadata = value.get("metadata") or {}
-            if metadata.get("created_by") == _SYSTEM_ASSISTANTS["created_by"]:
-                raise Auth.exceptions.HTTPException(
-                    status_code=403, detail="metadata created_by='system' is reserved"
-                )
-            _stamp_owner(value, ctx.user.identity)
-        if ctx.action in ("read", "search"):
-            return {"$or": [_owned(ctx), dict(_SYSTEM_ASSISTANTS)]}
-        return _owned(ctx)
-
-    @auth.on.crons
-    async def own_crons(ctx: Auth.types.AuthContext, value: Any) -> dict[str, Any]:
-        """Crons belong to their creator; one whose runs would be bad is refused first."""
-        if ctx.action == "create":
-            refuse_bad_run(value)
-        if ctx.action in ("create", "update"):
-            _stamp_owner(value, ctx.user.identity)
-        return _owned(ctx)
-
-    @auth.on.store
-    async def own_store(ctx: Auth.types.AuthContext, value: Any) -> None:
-        """Scope every store namespace under the caller's identity (as a valid label)."""
-        label = namespace_label(ctx.user.identity)
-        namespace = tuple(value.get("namespace") or ())
-        if not namespace or namespace[0] != label:
-            namespace = (label, *namespace)
-        value["namespace"] = namespace
+        @auth.on
+        async def deny_unlisted(ctx: Auth.types.AuthContext, value: Any) -> bool:
+            """Refuse any resource or action this module does not scope explicitly."""
+            return False
 
     return auth
 

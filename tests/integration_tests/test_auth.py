@@ -4,8 +4,9 @@ A dev server started with ``AGENT_API_KEYS`` set: no key and a wrong key are ref
 two identities each see their own threads, runs, assistants, crons and store items and
 get 404 on the other's; an identity with a '.' (which the store refuses in a namespace
 label) uses the store like a plain one, apart from every other. The session server (no
-keys) is open and says so once in its log. A malformed ``AGENT_API_KEYS`` stops the server
-with an error naming the entry and never the key.
+keys) is open and says so once in its log; neither server warns of a dispatch path without
+an auth handler. A malformed ``AGENT_API_KEYS`` stops the server with an error naming the
+entry and never the key.
 """
 
 from __future__ import annotations
@@ -150,6 +151,28 @@ async def clients(keyed_server: DevServer) -> AsyncIterator[dict[str, LangGraphC
 
 def test_with_keys_the_server_does_not_say_it_is_open(keyed_server: DevServer) -> None:
     assert OPEN_SERVER_WARNING not in ANSI.sub("", keyed_server.log())
+
+
+STARTUP_LINES = (
+    "Using custom authentication",
+    "Loaded custom auth middleware",
+    "Loaded custom app from agent.http:app",
+    "Application started up in",
+)
+"""Lines langgraph-api logs at every start, once the auth module is loaded."""
+UNHANDLED_PATHS_WARNING = "has no handler registered"
+"""From langgraph-api's warning about dispatch paths without an auth handler."""
+
+
+@pytest.mark.parametrize("running", ["server", "keyed_server"], ids=["open", "keys"])
+def test_the_server_finds_a_handler_for_every_dispatch_path(
+    running: str, request: pytest.FixtureRequest
+) -> None:
+    log = ANSI.sub("", request.getfixturevalue(running).log())
+    for line in STARTUP_LINES:
+        assert line in log, f"the server did not log {line!r} at start"
+    warned = [line for line in log.splitlines() if UNHANDLED_PATHS_WARNING in line]
+    assert not warned, "\n".join(warned)
 
 
 @pytest.mark.parametrize(
