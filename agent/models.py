@@ -29,14 +29,15 @@ from stop_on_artifact.decision import (  # internal
 from stop_on_artifact.testing import ScriptedChatModel
 
 from agent.context import OFFLINE_MODEL
+from agent.question import Part, read_question, unclear_answer
 from agent.tools.markdown import escape_math
+from agent.tools.search import knowledge_base
 
 # Linear time on any text: no pattern below can rescan what an earlier attempt scanned.
 # ``buy <item> for <amount>`` is two scans, not one lazy pattern (``buy.+?for``
 # restarts its scan at every ``buy`` and is quadratic on "buy buy buy ...").
 _BUY_WORD = re.compile(r"\bbuy\s", re.I)
 _FOR_AMOUNT = re.compile(r"\sfor\s+\$?(?P<amount>\d[\d,]*(?:\.\d+)?)", re.I)
-_DIRECT = re.compile(r"^\s*(?P<tool>[A-Za-z_][\w-]*):\s*(?P<text>.*)$", re.S)
 _TAGS = re.compile(r"<[^<>]+>")  # [^>]+ would rescan "<<<<..." from every "<"
 ANSWER_CHARS = 280
 """Longest tool excerpt the offline model quotes in an answer."""
@@ -50,10 +51,12 @@ def parse_buy(text: str) -> tuple[str, float] | None:
 
     The first ``buy`` (a word, any case) that is followed on its line by
     ``for <amount>`` wins; the item is the text between them, stripped. The amount may
-    carry a ``$`` and thousands commas. It runs in linear time on any input.
+    carry a ``$`` and thousands commas. It runs in linear time on any input. (The offline
+    model reads a whole question with :func:`agent.question.read_question`; this reads one
+    purchase, as the fake Groq server in the tests does.)
 
     Args:
-        text: A user message, or one ``;``-separated part of it.
+        text: A user message, or one part of it.
 
     Returns:
         ``(item, amount)``, or None when no line holds a purchase.
@@ -124,9 +127,22 @@ class OfflineChatModel(ScriptedChatModel):
     One graph object serves every thread on the server, so nothing here is a shared
     iterator: the reply is a pure function of the messages and the bound tools.
 
-    - A user message makes one tool call per ``;``-separated part, all in one turn:
+    - A user message makes one tool call per thing it asks, all in one turn:
       ``buy <item> for <amount>`` calls ``checkout``, ``<tool>: <text>`` calls that
       bound tool with ``text`` as its first argument, anything else calls ``search``.
+      Parts are read by :func:`agent.question.read_question`: ``;`` and line breaks always
+      separate them; a comma, a sentence end, ``and``, ``also`` or ``then`` separates two
+      only where a purchase's price ends the left side ("buy a laptop for 300 and a mouse
+      for 20"), the right side starts a new request ("... and how long is shipping", not
+      "... and how does it work"), ``also`` follows a comma or ``and``, or both sides name
+      a knowledge-base topic ("checkpointer and interrupts"); elsewhere the words stay in
+      one item or topic ("buy salt and pepper for 5"). A part without ``buy`` after a
+      purchase is a purchase too ("and a mouse for 20"); an amount is ``300``, ``$300``,
+      ``300.00`` or ``$1,200``.
+    - When a part cannot be done as written (a purchase with no price, "buy a laptop and a
+      mouse"; words after a price it cannot read; nothing bound that can do it), it makes
+      no call that turn and answers in Markdown, part by part in the question's order, with
+      what it understood and how to write what it did not.
     - After a tool step, only the calls whose result was transient are issued again,
       with the same arguments.
     - Otherwise, or with no tools bound, it answers from the turn's tool content.
@@ -175,6 +191,8 @@ class OfflineChatModel(ScriptedChatModel):
         last = messages[-1] if messages else None
         if names and isinstance(last, HumanMessage):
             calls = self._first_calls(message_text(last), names)
+            if isinstance(calls, str):
+                return AIMessage(content=calls)
             if calls:
                 return AIMessage(
                     content="",
@@ -199,28 +217,26 @@ class OfflineChatModel(ScriptedChatModel):
     @staticmethod
     def _first_calls(
         text: str, tools: dict[str, dict[str, Any]]
-    ) -> list[tuple[str, dict[str, Any]]]:
-        """One call per ``;``-separated part of the message, whatever the tool."""
-        calls = []
-        for part in (part.strip() for part in text.split(";")):
-            call = OfflineChatModel._call_for(part, tools) if part else None
-            if call is not None:
-                calls.append(call)
-        return calls
+    ) -> list[tuple[str, dict[str, Any]]] | str:
+        """One call per part of the message, or the answer naming a part it cannot do.
+
+        The parts are :func:`agent.question.read_question`'s. When any part cannot be done
+        as written, no call is made: the answer says what was understood and what was not.
+        """
+        topics = knowledge_base() if "search" in tools else ()
+        reading = read_question(text, tools, topics)
+        if not reading.clear:
+            return unclear_answer(reading)
+        return [OfflineChatModel._call_for(part, tools) for part in reading.parts]
 
     @staticmethod
-    def _call_for(part: str, tools: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
-        """``<tool>: <text>``, ``buy <item> for <amount>``, or else a search."""
-        direct = _DIRECT.match(part)
-        if direct and direct["tool"] in tools:
-            return direct["tool"], {_first_param(tools[direct["tool"]]): direct["text"].strip()}
-        buy = parse_buy(part)
-        if buy and "checkout" in tools:
-            item, amount = buy
-            return "checkout", {"item": item, "amount": amount}
-        if "search" in tools:
-            return "search", {"query": part}
-        return None
+    def _call_for(part: Part, tools: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+        """The call for one clear part: ``checkout``, ``search`` or the tool it names."""
+        if part.kind == "tool":
+            return part.tool, {_first_param(tools[part.tool]): part.argument}
+        if part.kind == "purchase":
+            return "checkout", {"item": part.item, "amount": part.amount}
+        return "search", {"query": part.text}
 
     @staticmethod
     def _retries(

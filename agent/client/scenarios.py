@@ -192,7 +192,7 @@ def _matrix() -> list[Scenario]:
         rows.append(
             Scenario(
                 name=f"parallel-{name}",
-                query="checkpointer; interrupts",
+                query="checkpointer and interrupts",
                 context=context,
                 action="stop",
                 rule=rule,
@@ -208,7 +208,7 @@ def _matrix() -> list[Scenario]:
     rows.append(
         Scenario(
             name="parallel-policy_block_and_receipt",
-            query="buy a laptop for 900; buy a mouse for 20",
+            query="buy a laptop for 900 and a mouse for 20",
             context={"spend_cap": 500, "force_outcome": "success"},
             action="stop",
             rule="policy_block",
@@ -223,7 +223,7 @@ def _matrix() -> list[Scenario]:
     rows.append(
         Scenario(
             name="parallel-policy_block_waits_for_retry",
-            query="buy a laptop for 900; buy a mouse for 20",
+            query="buy a laptop for 900 and a mouse for 20",
             context={"spend_cap": 500, "force_outcome": ["success", "transient", "success"]},
             action="stop",
             rule="policy_block",
@@ -238,7 +238,7 @@ def _matrix() -> list[Scenario]:
     rows.append(
         Scenario(
             name="parallel-policy_block_retries_exhausted",
-            query="buy a laptop for 900; buy a mouse for 20",
+            query="buy a laptop for 900 and a mouse for 20",
             context={"spend_cap": 500, "force_outcome": ["success", "transient"]},
             action="stop",
             rule="retry_budget",
@@ -342,7 +342,7 @@ def _approvals() -> list[Scenario]:
         ),
         Scenario(
             name="approval-parallel_approve_and_receipt",
-            query="buy a laptop for 900; buy a mouse for 20",
+            query="buy a laptop for 900 and a mouse for 20",
             context=ASK,
             action="stop",
             rule="completed",
@@ -355,7 +355,7 @@ def _approvals() -> list[Scenario]:
         ),
         Scenario(
             name="approval-parallel_reject_and_receipt",
-            query="buy a laptop for 900; buy a mouse for 20",
+            query="buy a laptop for 900 and a mouse for 20",
             context=ASK,
             action="stop",
             rule="policy_block",
@@ -368,7 +368,7 @@ def _approvals() -> list[Scenario]:
         ),
         Scenario(
             name="approval-two_blocked_approve_one",
-            query="buy a laptop for 900; buy a standing desk for 700",
+            query="buy a laptop for 900 and a standing desk for 700",
             context=ASK,
             action="stop",
             rule="policy_block",

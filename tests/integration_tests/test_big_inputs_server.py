@@ -3,9 +3,10 @@
 The offline model's purchase pattern and the secret detector that scrubs run metadata
 were quadratic: 96 KB of "buy buy ..." blocked the event loop (every request, ``/ok``
 included) for 22 s, and 48 KB in run metadata for minutes. Here, with tracing on to the
-loopback collector, runs carry 1 MB messages built against each scan, 1 MB metadata
-strings built against the secret detector, and a 1 MB ``context.model`` (refused at the
-door, naming the field), one after the other; a poller times ``/ok`` the whole while.
+loopback collector, runs carry 1 MB messages built against each scan (reading a question
+into parts among them), 1 MB metadata strings built against the secret detector, and a 1 MB
+``context.model`` (refused at the door, naming the field), one after the other; a poller
+times ``/ok`` the whole while.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 from langgraph_sdk import get_client
 
 from agent.client.scenarios import GRAPHS
+from agent.question import UNCLEAR_TITLE
 from tests.support.api import user_input
 from tests.support.dev_server import DevServer, dev_server
 from tests.support.langsmith_collector import LangSmithCollector
@@ -31,7 +33,10 @@ OK_BOUND_SECONDS = 2.0
 MESSAGES = {
     "buy-repeated": "buy " * (MB // 4),
     "tags-unclosed": "<" * MB,
+    "parts-joined": "store and " * (MB // 10),
 }
+UNREAD = {"buy-repeated"}
+"""Inputs the offline model cannot read as a question: it answers so, with no tool call."""
 SUCCESS = {"force_outcome": "success"}
 METADATA = {
     "letters": "a" * MB,  # every email/URL start used to rescan the rest
@@ -102,6 +107,10 @@ async def test_one_megabyte_inputs_are_served_while_ok_answers(
         if key == "model":
             assert output["refused"] == 422, key
             assert "context.model" in output["text"] and "aaaa" not in output["text"]
+        elif key in UNREAD:
+            assert "__error__" not in output, (key, output.get("__error__"))
+            assert output["stop_decision"] is None, key
+            assert output["messages"][-1]["content"].startswith(UNCLEAR_TITLE), key
         else:
             assert "__error__" not in output, (key, output.get("__error__"))
             assert output["stop_decision"] is not None, key

@@ -130,6 +130,19 @@ def test_a_failed_run_exits_non_zero_naming_the_field(
     assert "(422)" in err and "context.max_retries" in err
 
 
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_two_purchases_joined_by_and_are_both_answered_in_order(
+    server: DevServer, graph: str
+) -> None:
+    question = "buy a laptop for 300 and a mouse for 20"
+    done = command(question, "--graph", graph, "--force-outcome", "success", url=server.url)
+    assert done.returncode == 0, done.stderr
+    answer = done.stdout.split("answer:\n", 1)[1].split("\npath: ", 1)[0]
+    assert answer.count("# Thank you for your order") == 2
+    laptop, mouse = answer.find("| a laptop | $300.00 |"), answer.find("| a mouse | $20.00 |")
+    assert -1 < laptop < mouse, answer
+
+
 def test_check_runs_the_whole_matrix(server: DevServer) -> None:
     done = command("check", "--url", server.url, "--concurrency", "16")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -17,9 +17,10 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from agent.client.cli import for_terminal
 from agent.context import Context
 from agent.models import OfflineChatModel, parse_buy
+from agent.question import read_question
 from agent.tools import TOOLS
 from agent.tools.markdown import escape_math, label
-from agent.tools.search import lookup
+from agent.tools.search import knowledge_base, lookup
 from agent.tracing.allowlist import (
     is_sensitive_key,
     looks_secret,
@@ -128,8 +129,41 @@ def test_sensitive_key_check_is_linear(key: str) -> None:
     assert timed(lambda: sanitize_artifact({key: 1, "note": mb("a@")})) < BOUND_SECONDS
 
 
+# Each defeats one step of reading a question into parts (agent/question.py): words to
+# cut at, lone marks, prices, back references, topic names, lines just short enough to be
+# cut word by word, and parts past the cap.
+PART_INPUTS = {
+    "words": mb("a "),
+    "connectives": mb("and "),
+    "commas": mb("a, "),
+    "lone-marks": mb(" ,"),
+    "sentences": mb("a. "),
+    "also-runs": mb("a, and also "),
+    "purchases-joined": mb("buy a for 1 and "),
+    "prices": mb("for 1 "),
+    "buy-then-prices": "buy " + mb("x for 1 "),
+    "questions-joined": mb("what is x and "),
+    "back-references": mb("what it and "),
+    "topics-joined": mb("store and "),
+    "topic-then-words": "store" + mb(" and x"),
+    "topic-pairs": mb("checkpointer, "),
+    "shifting-case": mb("\u0130 and "),
+    "cuttable-lines": mb("what it and " * 80 + "\n"),
+    "cuttable-topic-lines": mb("store and x and " * 60 + "\n"),
+    "lines": mb("a\n"),
+    "tool-names": mb("search:"),
+}
+
+
+@pytest.mark.parametrize("text", PART_INPUTS.values(), ids=PART_INPUTS.keys())
+def test_reading_a_question_is_linear(text: str) -> None:
+    tools = {"checkout", "search"}
+    assert timed(lambda: read_question(text, tools, knowledge_base())) < BOUND_SECONDS
+
+
 WORST_MESSAGES = {
     **BUY_INPUTS,
+    **PART_INPUTS,
     "tags-unclosed": mb("<"),
     "tags-open-runs": mb("<a"),
     "direct-no-colon": mb("a"),
