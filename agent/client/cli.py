@@ -27,8 +27,14 @@ The server URL comes from ``--url``, else ``LANGGRAPH_URL``, else ``http://127.0
 (``make dev``). A server that needs a key gets it from ``LANGGRAPH_API_KEY``, which
 ``langgraph_sdk`` sends as ``x-api-key``.
 
+The approval prompt takes ``a``/``approve``/``y``/``yes`` or ``r``/``reject``/``n``/``no``
+(any case) and asks again on anything else. Every error is one line on standard error.
+
 Exit status: 0 on success, 1 when a run failed or ``check`` found a mismatch, 2 on bad
-flags, 3 when no server answers at the URL, 4 when the run is left paused for approval.
+flags or an empty question (nothing is sent), 3 when no server answers at the URL, 4 when
+the run is left paused for approval (also when the input ends at the prompt), 130 on
+Ctrl-C (a run interrupted at the prompt stays paused: ``answer`` answers it later), 141
+when standard output is closed early (``| head``; nothing more is printed).
 """
 
 from __future__ import annotations
@@ -36,8 +42,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO, get_args, get_origin
 
@@ -58,7 +67,12 @@ STREAM_MODES: list[Literal["updates", "custom"]] = ["updates", "custom"]
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_UNREACHABLE = 3
+EXIT_USAGE = 2
 EXIT_PAUSED = 4
+EXIT_INTERRUPTED = 130
+"""Ctrl-C, as shells report a program that SIGINT ended (128 + 2)."""
+EXIT_BROKEN_PIPE = 141
+"""Standard output closed early (``| head``), as shells report SIGPIPE (128 + 13)."""
 
 Compare = Literal["full", "decision"]
 COMPARED: dict[str, str] = {
@@ -366,6 +380,29 @@ def decisions_for(
     return {"decisions": [dict(decision) for _ in range(count)]}
 
 
+APPROVE_WORDS = ("a", "approve", "y", "yes")
+"""What the approval prompt reads as approve (any case, spaces trimmed)."""
+REJECT_WORDS = ("r", "reject", "n", "no")
+"""What the approval prompt reads as reject (any case, spaces trimmed)."""
+
+
+def read_choice(answer: str) -> Literal["approve", "reject"] | None:
+    """Read one answer to the approval prompt.
+
+    Args:
+        answer: What the person typed.
+
+    Returns:
+        ``approve`` or ``reject``; None for anything else (the prompt asks again).
+    """
+    word = answer.strip().lower()
+    if word in APPROVE_WORDS:
+        return "approve"
+    if word in REJECT_WORDS:
+        return "reject"
+    return None
+
+
 def prompt_decisions(
     request: dict[str, Any], ask: Callable[[str], str] = input
 ) -> dict[str, list[dict[str, Any]]]:
@@ -376,13 +413,19 @@ def prompt_decisions(
         ask: Reads one answer (``input`` by default).
 
     Returns:
-        ``{"decisions": [...]}``: ``a``/``approve`` approves; anything else rejects, with
-        the reason asked next (empty for none).
+        ``{"decisions": [...]}``: ``a``/``approve``/``y``/``yes`` approves, ``r``/``reject``/
+        ``n``/``no`` rejects, with the reason asked next (empty for none); anything else is
+        asked again.
+
+    Raises:
+        EOFError: If the input ends before every action is answered.
     """
     decisions: list[dict[str, Any]] = []
     for index, _ in enumerate(request.get("action_requests") or [], start=1):
-        choice = ask(f"action {index}: approve or reject? [a/r] ").strip().lower()
-        if choice in ("a", "approve", "y", "yes"):
+        prompt = f"action {index}: approve or reject? [a/r] "
+        while (choice := read_choice(ask(prompt))) is None:
+            prompt = f"action {index}: type a (approve, y, yes) or r (reject, n, no): "
+        if choice == "approve":
             decisions.append({"type": "approve"})
             continue
         reason = ask("reason (optional): ").strip()
@@ -788,7 +831,10 @@ def _reader(stdin: TextIO) -> Callable[[str], str]:
 
     def ask(prompt: str) -> str:
         print(prompt, end="", flush=True)
-        return stdin.readline()
+        line = stdin.readline()
+        if not line:
+            raise EOFError  # as ``input`` does at the end of its input
+        return line
 
     return ask
 
@@ -816,6 +862,28 @@ def answer_command(seen: Observation, url: str) -> str:
     )
 
 
+def _still_paused(seen: Observation, url: str) -> str:
+    return f"the run stays paused: answer it later with: {answer_command(seen, url)}"
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """Let Ctrl-C stop a prompt at once.
+
+    ``asyncio.run`` answers the first Ctrl-C by cancelling its task, which a blocking
+    ``input`` never sees: Python's default handler, while the prompt waits, raises
+    :class:`KeyboardInterrupt` inside it instead.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 async def _settle(
     client: LangGraphClient,
     args: argparse.Namespace,
@@ -837,7 +905,17 @@ async def _settle(
 
     while (request := seen.approval) is not None:
         print(describe_approval(request), file=out, flush=True)
-        resume = _answer_for(args, request, stdin)
+        try:
+            with _interruptible():
+                resume = _answer_for(args, request, stdin)
+        except EOFError:
+            print(file=out, flush=True)  # end the prompt's line
+            print(f"error: no answer (end of input); {_still_paused(seen, url)}", file=sys.stderr)
+            return EXIT_PAUSED
+        except KeyboardInterrupt:
+            print(file=out, flush=True)
+            print(f"interrupted; {_still_paused(seen, url)}", file=sys.stderr)
+            return EXIT_INTERRUPTED
         if resume is None:
             print(
                 f"paused: awaiting approval. Answer with: {answer_command(seen, url)} "
@@ -964,20 +1042,48 @@ def main(
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in (*COMMANDS, "-h", "--help"):
         argv = ["ask", *argv]  # `python -m agent.client "question"` is `ask "question"`
-    args = parser().parse_args(argv)
     stream = out or sys.stdout
     try:
+        args = parser().parse_args(argv)
+        return _dispatch(args, stream, stdin or sys.stdin)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _drop_stdout(stream)
+        return EXIT_BROKEN_PIPE
+
+
+def _dispatch(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    try:
         if args.command == "check":
-            return asyncio.run(_check(args, stream))
+            return asyncio.run(_check(args, out))
         if args.command == "answer":
-            return asyncio.run(_answer(args, stream, stdin or sys.stdin))
-        return asyncio.run(_run(args, stream, stdin or sys.stdin))
+            return asyncio.run(_answer(args, out, stdin))
+        return asyncio.run(_run(args, out, stdin))
     except ServerUnreachableError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_UNREACHABLE
     except RunFailedError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
+
+
+def _drop_stdout(stream: TextIO) -> None:
+    """Point standard output at devnull once its reader is gone.
+
+    Python's documented recipe for SIGPIPE: the interpreter flushes standard output at
+    exit, and a flush into the closed pipe would raise again, with a traceback.
+    """
+    if stream is not sys.stdout:
+        return
+    try:
+        fileno = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a file (a replaced stream): nothing is flushed into the pipe
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fileno)
+    os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,163 @@
+"""`python -m agent.client` as a terminal program: prompts, EOF, Ctrl-C and closed pipes."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO, cast
+
+import pytest
+
+from agent.client import cli
+from agent.client.cli import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_PAUSED,
+    Observation,
+    main,
+    prompt_decisions,
+    read_choice,
+)
+
+REQUEST: dict[str, Any] = {
+    "action_requests": [{"name": "checkout", "description": "buy a desk"}],
+    "review_configs": [{"allowed_decisions": ["approve", "reject"]}],
+}
+
+
+class Terminal(io.StringIO):
+    """Typed input that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+class Interrupting:
+    """A terminal where the person presses Ctrl-C at the prompt."""
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self) -> str:
+        raise KeyboardInterrupt
+
+
+def answers(*typed: str) -> tuple[list[str], Any]:
+    prompts: list[str] = []
+    queue = list(typed)
+
+    def ask(prompt: str) -> str:
+        prompts.append(prompt)
+        if not queue:
+            raise EOFError
+        return queue.pop(0)
+
+    return prompts, ask
+
+
+@pytest.mark.parametrize("word", ["a", "approve", "Y", " yes ", "APPROVE\n"])
+def test_approve_words(word: str) -> None:
+    assert read_choice(word) == "approve"
+
+
+@pytest.mark.parametrize("word", ["r", "Reject", "n", " NO\n"])
+def test_reject_words(word: str) -> None:
+    assert read_choice(word) == "reject"
+
+
+@pytest.mark.parametrize("word", ["aprove", "", "  ", "ok", "yess", "approve it"])
+def test_anything_else_is_not_understood(word: str) -> None:
+    assert read_choice(word) is None
+
+
+def test_a_typo_is_asked_again_and_never_rejects() -> None:
+    prompts, ask = answers("aprove", "", "yes")
+    assert prompt_decisions(REQUEST, ask) == {"decisions": [{"type": "approve"}]}
+    assert len(prompts) == 3
+    assert "a (approve, y, yes) or r (reject, n, no)" in prompts[1]
+
+
+def test_a_reject_asks_for_a_reason() -> None:
+    _, ask = answers("nope", "no", "Over budget")
+    decided = prompt_decisions(REQUEST, ask)
+    assert decided == {"decisions": [{"type": "reject", "message": "Over budget"}]}
+
+
+def test_eof_at_the_prompt_raises_eof() -> None:
+    _, ask = answers("aprove")
+    with pytest.raises(EOFError):
+        prompt_decisions(REQUEST, ask)
+
+
+def paused() -> Observation:
+    return Observation(
+        graph="middleware",
+        thread_id="t-1",
+        pending=[{"id": "i-1", "value": REQUEST}],
+    )
+
+
+def settle(stdin: TextIO, out: io.StringIO) -> int:
+    args = argparse.Namespace(command="answer", approve=False, reject=None)
+    # Nothing reaches the client: the prompt ends the command before any answer is sent.
+    return asyncio.run(cli._settle(None, args, paused(), out, stdin, cli.DEFAULT_URL))  # type: ignore[arg-type]
+
+
+def test_eof_at_the_prompt_leaves_the_run_paused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert settle(Terminal("aprove\n"), io.StringIO()) == EXIT_PAUSED
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "end of input" in err and "stays paused" in err
+    assert "answer --graph middleware --thread-id t-1" in err
+
+
+def test_ctrl_c_at_the_prompt_leaves_the_run_paused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert settle(cast(TextIO, Interrupting()), io.StringIO()) == EXIT_INTERRUPTED
+    err = capsys.readouterr().err
+    assert err.startswith("interrupted;") and err.count("\n") == 1
+    assert "answer --graph middleware --thread-id t-1" in err
+
+
+def test_ctrl_c_anywhere_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def interrupted(*_: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_run", interrupted)
+    assert main(["q"], io.StringIO()) == EXIT_INTERRUPTED
+    assert capsys.readouterr().err == "interrupted\n"
+
+
+class ClosedPipe(io.StringIO):
+    """Standard output whose reader has gone (``| head``)."""
+
+    def write(self, text: str, /) -> int:
+        raise BrokenPipeError
+
+
+def test_a_closed_pipe_ends_quietly(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def prints(_: object, out: TextIO, __: object) -> int:
+        print("answer:", file=out)
+        return 0
+
+    monkeypatch.setattr(cli, "_run", prints)
+    assert main(["q"], ClosedPipe()) == EXIT_BROKEN_PIPE
+    assert capsys.readouterr().err == ""
+
+
+def test_a_closed_stdout_is_pointed_at_devnull(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    target = tmp_path / "stdout"
+    with target.open("w") as stub:
+        monkeypatch.setattr(sys, "stdout", stub)
+        cli._drop_stdout(stub)
+        os.write(stub.fileno(), b"after the pipe closed\n")
+    assert target.read_text() == ""
