@@ -214,15 +214,69 @@ async def ensure_reachable(url: str, timeout: float = 5.0) -> None:
         raise ServerUnreachableError(msg) from exc
 
 
+def refusal_text(exc: httpx.HTTPStatusError) -> str:
+    """Say in one line why the server refused a request.
+
+    A validation refusal (``{"detail": "..."}``, or FastAPI's list of
+    ``{"loc": [...], "msg": "..."}``) reads as its field messages joined, not as JSON.
+
+    Args:
+        exc: The refusal ``langgraph_sdk`` raised.
+
+    Returns:
+        ``the server refused the run (422): context.max_retries: Input should be ...``.
+    """
+    response = exc.response
+    try:
+        body: Any = response.json()
+    except ValueError:
+        body = None
+    detail = body.get("detail") if isinstance(body, dict) else None
+    if isinstance(detail, list):
+        text = "; ".join(_field_message(item) for item in detail)
+    elif isinstance(detail, str | int | float):
+        text = str(detail)
+    else:
+        text = response.text
+    text = _one_line(text) or response.reason_phrase
+    return f"the server refused the run ({response.status_code}): {text}"
+
+
+def _field_message(item: object) -> str:
+    if not isinstance(item, dict):
+        return str(item)
+    where = ".".join(str(part) for part in item.get("loc") or [] if part != "body")
+    message = str(item.get("msg") or item.get("message") or "invalid")
+    return f"{where}: {message}" if where else message
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
 def _refusal(exc: httpx.HTTPStatusError) -> RunFailedError:
-    detail = exc.response.text.strip() or exc.response.reason_phrase
-    return RunFailedError(f"the server refused the run ({exc.response.status_code}): {detail}")
+    return RunFailedError(refusal_text(exc))
+
+
+def run_error_text(error: object) -> str:
+    """Say in one sentence how a run failed, from the server's error event.
+
+    Args:
+        error: ``{"error": "ModelLoadError", "message": "..."}`` (or a bare message).
+
+    Returns:
+        ``run failed (ModelLoadError): model could not be loaded ...``, on one line.
+    """
+    fields = error if isinstance(error, dict) else {"message": error}
+    kind = _one_line(str(fields.get("error") or "error"))
+    message = _one_line(str(fields.get("message") or "")).rstrip(".")
+    return f"run failed ({kind}): {message}" if message else f"run failed ({kind})"
 
 
 def _read(
     part: Any, seen: Observation, on_decision: Callable[[dict[str, Any]], None] | None
-) -> None:
-    """Take one streamed part into the observation; raise on an error event."""
+) -> str | None:
+    """Take one streamed part into the observation; return an error event's text."""
     data = part.data
     if part.event == "updates" and isinstance(data, dict):
         seen.path.extend(str(node) for node in data)
@@ -231,9 +285,8 @@ def _read(
         if on_decision is not None:
             on_decision(data["stop_decision"])
     elif part.event == "error":
-        error = data if isinstance(data, dict) else {"message": data}
-        msg = f"run failed: {error.get('error', 'error')}: {error.get('message', '')}"
-        raise RunFailedError(msg)
+        return run_error_text(data)
+    return None
 
 
 def _raise_if_failed(joined: object, run: Any) -> None:
@@ -243,8 +296,7 @@ def _raise_if_failed(joined: object, run: Any) -> None:
     if error is None and status not in ("error", "timeout"):
         return
     error = error if isinstance(error, dict) else {"error": status or "error"}
-    msg = f"run failed: {error.get('error', 'error')}: {error.get('message', '')}"
-    raise RunFailedError(msg)
+    raise RunFailedError(run_error_text(error))
 
 
 async def stream_run(
@@ -300,8 +352,13 @@ async def stream_run(
             parts = client.runs.join_stream(thread_id, run["run_id"], last_event_id="-1")
         else:
             parts = client.runs.stream(thread_id, graph, **request)
+        failed: str | None = None
+        # Read the stream to its end even after an error event: leaving the SDK's stream
+        # open makes its generator's cleanup print a traceback at exit.
         async for part in parts:
-            _read(part, seen, on_decision)
+            failed = _read(part, seen, on_decision) or failed
+        if failed is not None:
+            raise RunFailedError(failed)
         state = await client.threads.get_state(thread_id)
     except httpx.HTTPStatusError as exc:
         raise _refusal(exc) from exc

@@ -128,6 +128,26 @@ def test_a_failed_run_exits_non_zero_naming_the_field(
     err = capsys.readouterr().err
     # Refused before the run is queued (agent/auth.py), naming the field.
     assert "(422)" in err and "context.max_retries" in err
+    assert err.count("\n") == 1 and "{" not in err  # a sentence, not the JSON body
+
+
+@pytest.mark.parametrize(
+    ("model", "said"),
+    [
+        ("nosuchprovider:some-model", "run failed (ModelLoadError): model could not be loaded"),
+        # The session server runs with GROQ_API_KEY scrubbed (tests/support/dev_server.py).
+        ("groq:llama-3.3-70b-versatile", "GROQ_API_KEY is not set on the server"),
+    ],
+)
+def test_a_model_that_cannot_load_is_one_line_without_a_traceback(
+    server: DevServer, model: str, said: str
+) -> None:
+    done = command("checkpointer", "--model", model, url=server.url)
+    assert done.returncode == EXIT_FAILED
+    assert "Traceback" not in done.stderr and "athrow" not in done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), done.stderr
+    assert said in done.stderr
+    assert model.split(":", 1)[1] not in done.stderr  # the string is never quoted
 
 
 def test_check_runs_the_whole_matrix(server: DevServer) -> None:

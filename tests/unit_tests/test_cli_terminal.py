@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO, cast
 
+import httpx
 import pytest
 
 from agent.client import cli
@@ -21,6 +22,8 @@ from agent.client.cli import (
     main,
     prompt_decisions,
     read_choice,
+    refusal_text,
+    run_error_text,
 )
 
 REQUEST: dict[str, Any] = {
@@ -161,3 +164,48 @@ def test_a_closed_stdout_is_pointed_at_devnull(
         cli._drop_stdout(stub)
         os.write(stub.fileno(), b"after the pipe closed\n")
     assert target.read_text() == ""
+
+
+def refused(status: int, body: bytes) -> httpx.HTTPStatusError:
+    request = httpx.Request("POST", "http://127.0.0.1:2024/threads/t/runs/stream")
+    response = httpx.Response(status, content=body, request=request)
+    return httpx.HTTPStatusError("refused", request=request, response=response)
+
+
+def test_a_422_reads_as_its_field_message() -> None:
+    body = b'{"detail":"context.max_retries: Input should be greater than or equal to 0"}'
+    assert refusal_text(refused(422, body)) == (
+        "the server refused the run (422): context.max_retries: "
+        "Input should be greater than or equal to 0"
+    )
+
+
+def test_a_422_list_reads_as_its_field_messages_joined() -> None:
+    body = (
+        b'{"detail":[{"loc":["body","context","seed"],"msg":"Input should be an integer"},'
+        b'{"loc":["body","input"],"msg":"Field required"}]}'
+    )
+    text = refusal_text(refused(422, body))
+    assert text == (
+        "the server refused the run (422): context.seed: Input should be an integer; "
+        "input: Field required"
+    )
+    assert "{" not in text
+
+
+def test_a_refusal_without_json_is_one_line() -> None:
+    assert refusal_text(refused(502, b"bad\n  gateway\n")) == (
+        "the server refused the run (502): bad gateway"
+    )
+    assert refusal_text(refused(503, b"")) == (
+        "the server refused the run (503): Service Unavailable"
+    )
+
+
+def test_a_run_error_is_one_sentence() -> None:
+    error = {"error": "ModelLoadError", "message": "model could not be loaded:\nGROQ_API_KEY."}
+    assert run_error_text(error) == (
+        "run failed (ModelLoadError): model could not be loaded: GROQ_API_KEY"
+    )
+    assert run_error_text("boom") == "run failed (error): boom"
+    assert run_error_text({"error": "timeout"}) == "run failed (timeout)"
