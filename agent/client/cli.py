@@ -42,13 +42,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal, TextIO, get_args, get_origin
+from typing import Any, Literal, NoReturn, TextIO, get_args, get_origin
 
 import httpx
 from langgraph_sdk import get_client
@@ -697,14 +698,53 @@ def render(rows: Sequence[CheckRow]) -> str:
 def _outcomes(text: str) -> list[str]:
     values = [part.strip() for part in text.split(",") if part.strip()]
     allowed = get_args(Outcome)
-    for value in values:
+    for index, value in enumerate(values, start=1):
         if value not in allowed:
-            msg = f"invalid outcome {value!r}; choose from {', '.join(allowed)}"
+            # Named by position, never quoted: the value came from the caller.
+            msg = f"outcome {index} is not one of {', '.join(allowed)}"
             raise argparse.ArgumentTypeError(msg)
     if not values:
-        msg = f"empty outcome list {text!r}"
+        msg = f"expected one or more of {', '.join(allowed)}, comma-separated"
         raise argparse.ArgumentTypeError(msg)
     return values
+
+
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.(?:\s|$)")
+"""A full stop ending a sentence: not the one inside ``e.g.`` or ``i.e.``."""
+
+
+def first_sentence(text: str) -> str:
+    """Return a description's first sentence, without its full stop (a flag's help).
+
+    Args:
+        text: A ``Context`` field description.
+
+    Returns:
+        The text up to the first full stop followed by a space (or the end), ``e.g.`` and
+        ``i.e.`` not counting as one.
+    """
+    end = _SENTENCE_END.search(text)
+    return (text[: end.start()] if end else text).strip()
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line and a hint, not the whole usage."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``error: <message>`` and where help is, then exit with status 2."""
+        self.exit(EXIT_USAGE, f"error: {_unquoted(message)}\nsee {self.prog} --help\n")
+
+
+_BAD_VALUE = re.compile(r"(argument [^:]+: invalid \w+ value): ")
+
+
+def _unquoted(message: str) -> str:
+    """Drop the caller's value that argparse quotes in a bad choice or a bad number."""
+    flag, bad_choice, _ = message.partition(": invalid choice: ")
+    if bad_choice:
+        return f"{flag}: invalid choice{message[message.rfind(' (choose from') :]}"
+    bad_value = _BAD_VALUE.match(message)
+    return bad_value.group(1) if bad_value else message
 
 
 def _add_url_flag(parser: argparse.ArgumentParser) -> None:
@@ -721,7 +761,7 @@ COMMANDS = ("ask", "check", "answer")
 
 def parser() -> argparse.ArgumentParser:
     """Return the parser of ``python -m agent.client [ask|check] ...``."""
-    top = argparse.ArgumentParser(
+    top = _Parser(
         prog="python -m agent.client",
         description=(
             "Ask a running LangGraph server a question (`ask`, the default: the first "
@@ -791,13 +831,13 @@ def _add_context_flags(parser: argparse.ArgumentParser) -> None:
                 type=_outcomes,
                 action="append",
                 metavar="OUTCOME[,OUTCOME...]",
-                help="force tool outcomes in call order (repeatable or comma list): "
-                + ", ".join(get_args(Outcome)),
+                help="force tool outcomes in call order (repeatable or comma list): success, "
+                "transient (retryable is the same), fatal",
             )
             continue
         annotation = info.annotation
         choices = get_args(annotation) if get_origin(annotation) is Literal else None
-        first = (info.description or "").split(". ")[0].rstrip(".")
+        first = first_sentence(info.description or "")
         if annotation is int:
             parser.add_argument(flag, type=int, help=first or None)
         elif annotation is float:
@@ -1102,6 +1142,9 @@ def main(
     stream = out or sys.stdout
     try:
         args = parser().parse_args(argv)
+        if args.command == "ask" and not args.query.strip():
+            print("error: argument query: the question is empty; nothing was sent", file=sys.stderr)
+            return EXIT_USAGE
         return _dispatch(args, stream, stdin or sys.stdin)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

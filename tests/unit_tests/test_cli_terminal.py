@@ -8,7 +8,7 @@ import io
 import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, TextIO, cast, get_args
 
 import httpx
 import pytest
@@ -18,13 +18,16 @@ from agent.client.cli import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
     EXIT_PAUSED,
+    EXIT_USAGE,
     Observation,
+    first_sentence,
     main,
     prompt_decisions,
     read_choice,
     refusal_text,
     run_error_text,
 )
+from agent.context import Outcome
 
 REQUEST: dict[str, Any] = {
     "action_requests": [{"name": "checkout", "description": "buy a desk"}],
@@ -209,3 +212,65 @@ def test_a_run_error_is_one_sentence() -> None:
     )
     assert run_error_text("boom") == "run failed (error): boom"
     assert run_error_text({"error": "timeout"}) == "run failed (timeout)"
+
+
+@pytest.mark.parametrize("question", ["", "   ", "\n\t"])
+def test_an_empty_question_is_refused_and_nothing_sent(
+    question: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def sends(*_: object) -> int:
+        raise AssertionError("an empty question was sent")
+
+    monkeypatch.setattr(cli, "_run", sends)
+    assert main([question], io.StringIO()) == EXIT_USAGE
+    assert main(["ask", question], io.StringIO()) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and "the question is empty" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["q", "--force-outcome", "bogus"], "error: argument --force-outcome: outcome 1 is not"),
+        (["q", "--force-outcome", ","], "error: argument --force-outcome: expected one or more"),
+        (["q", "--stop-mode", "bogus"], "error: argument --stop-mode: invalid choice (choose"),
+        (["q", "--seed", "bogus"], "error: argument --seed: invalid int value"),
+        (["check", "--scenario", "bogus"], "error: argument --scenario: invalid choice"),
+    ],
+)
+def test_a_bad_flag_is_one_line_and_a_hint(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == EXIT_USAGE
+    err = capsys.readouterr().err
+    first, hint = err.splitlines()
+    assert first.startswith(said)
+    assert hint.startswith("see python -m agent.client") and hint.endswith(" --help")
+    assert "usage:" not in err and "bogus" not in err
+
+
+def help_of(*argv: str, capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_ask_help_documents_every_outcome(capsys: pytest.CaptureFixture[str]) -> None:
+    shown = help_of("ask", capsys=capsys)
+    flag = shown.split("--force-outcome OUTCOME[,OUTCOME...] ", 1)[1].split(" --seed", 1)[0]
+    for outcome in get_args(Outcome):
+        assert outcome in flag
+    assert "retryable is the same" in flag
+
+
+def test_ask_help_shows_the_whole_model_sentence(capsys: pytest.CaptureFixture[str]) -> None:
+    shown = help_of("ask", capsys=capsys)
+    assert "e.g. 'groq:llama-3.3-70b-versatile'" in shown
+
+
+def test_first_sentence_skips_abbreviations() -> None:
+    assert first_sentence("One, e.g. two, i.e. three. Four.") == "One, e.g. two, i.e. three"
+    assert first_sentence("Seed for the RNG.") == "Seed for the RNG"
+    assert first_sentence("No stop") == "No stop"
