@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import os
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -300,6 +301,22 @@ class ModelLoadError(ValueError):
     """A context's ``model`` string names no model that can be built here."""
 
 
+PROVIDER_KEYS = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "mistralai": "MISTRAL_API_KEY",
+    "openai": "OPENAI_API_KEY",
+}
+"""The environment variable each provider reads its API key from, to name a missing one."""
+
+
+def _missing_key(name: str) -> str | None:
+    """Return the API key variable a ``provider:model`` string needs and the server lacks."""
+    provider = name.split(":", 1)[0] if ":" in name else ""
+    key = PROVIDER_KEYS.get(provider)
+    return key if key is not None and not os.environ.get(key) else None
+
+
 @lru_cache(maxsize=32)
 def load_model(name: str) -> BaseChatModel:
     """Return the chat model a context's ``model`` field names.
@@ -312,7 +329,8 @@ def load_model(name: str) -> BaseChatModel:
 
     Raises:
         ModelLoadError: If ``init_chat_model`` cannot build the model. The message names
-            the ``model`` field and the cause's type, never the string.
+            the ``model`` field and the cause's type, or the provider's API key variable
+            when the server lacks it (``GROQ_API_KEY is not set``), never the string.
     """
     if name == OFFLINE_MODEL:
         return OfflineChatModel()
@@ -321,8 +339,12 @@ def load_model(name: str) -> BaseChatModel:
     except Exception as error:
         # The provider's message quotes the string (which may be a pasted secret), and a
         # chained cause would print it in the server log's traceback: drop both.
-        msg = (
-            f"model could not be loaded ({type(error).__name__}): expected 'offline' or a "
-            "'provider:model' string whose provider package is installed and configured"
-        )
+        missing = _missing_key(name)
+        if missing is not None:
+            msg = f"model could not be loaded: {missing} is not set on the server"
+        else:
+            msg = (
+                f"model could not be loaded ({type(error).__name__}): expected 'offline' or a "
+                "'provider:model' string whose provider package is installed and configured"
+            )
         raise ModelLoadError(msg) from None

@@ -27,8 +27,14 @@ The server URL comes from ``--url``, else ``LANGGRAPH_URL``, else ``http://127.0
 (``make dev``). A server that needs a key gets it from ``LANGGRAPH_API_KEY``, which
 ``langgraph_sdk`` sends as ``x-api-key``.
 
+The approval prompt takes ``a``/``approve``/``y``/``yes`` or ``r``/``reject``/``n``/``no``
+(any case) and asks again on anything else. Every error is one line on standard error.
+
 Exit status: 0 on success, 1 when a run failed or ``check`` found a mismatch, 2 on bad
-flags, 3 when no server answers at the URL, 4 when the run is left paused for approval.
+flags or an empty question (nothing is sent), 3 when no server answers at the URL, 4 when
+the run is left paused for approval (also when the input ends at the prompt), 130 on
+Ctrl-C (a run interrupted at the prompt stays paused: ``answer`` answers it later), 141
+when standard output is closed early (``| head``; nothing more is printed).
 """
 
 from __future__ import annotations
@@ -36,10 +42,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
+import signal
 import sys
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal, TextIO, get_args, get_origin
+from typing import Any, Literal, NoReturn, TextIO, get_args, get_origin
 
 import httpx
 from langgraph_sdk import get_client
@@ -58,7 +68,12 @@ STREAM_MODES: list[Literal["updates", "custom"]] = ["updates", "custom"]
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_UNREACHABLE = 3
+EXIT_USAGE = 2
 EXIT_PAUSED = 4
+EXIT_INTERRUPTED = 130
+"""Ctrl-C, as shells report a program that SIGINT ended (128 + 2)."""
+EXIT_BROKEN_PIPE = 141
+"""Standard output closed early (``| head``), as shells report SIGPIPE (128 + 13)."""
 
 Compare = Literal["full", "decision"]
 COMPARED: dict[str, str] = {
@@ -200,15 +215,69 @@ async def ensure_reachable(url: str, timeout: float = 5.0) -> None:
         raise ServerUnreachableError(msg) from exc
 
 
+def refusal_text(exc: httpx.HTTPStatusError) -> str:
+    """Say in one line why the server refused a request.
+
+    A validation refusal (``{"detail": "..."}``, or FastAPI's list of
+    ``{"loc": [...], "msg": "..."}``) reads as its field messages joined, not as JSON.
+
+    Args:
+        exc: The refusal ``langgraph_sdk`` raised.
+
+    Returns:
+        ``the server refused the run (422): context.max_retries: Input should be ...``.
+    """
+    response = exc.response
+    try:
+        body: Any = response.json()
+    except ValueError:
+        body = None
+    detail = body.get("detail") if isinstance(body, dict) else None
+    if isinstance(detail, list):
+        text = "; ".join(_field_message(item) for item in detail)
+    elif isinstance(detail, str | int | float):
+        text = str(detail)
+    else:
+        text = response.text
+    text = _one_line(text) or response.reason_phrase
+    return f"the server refused the run ({response.status_code}): {text}"
+
+
+def _field_message(item: object) -> str:
+    if not isinstance(item, dict):
+        return str(item)
+    where = ".".join(str(part) for part in item.get("loc") or [] if part != "body")
+    message = str(item.get("msg") or item.get("message") or "invalid")
+    return f"{where}: {message}" if where else message
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
 def _refusal(exc: httpx.HTTPStatusError) -> RunFailedError:
-    detail = exc.response.text.strip() or exc.response.reason_phrase
-    return RunFailedError(f"the server refused the run ({exc.response.status_code}): {detail}")
+    return RunFailedError(refusal_text(exc))
+
+
+def run_error_text(error: object) -> str:
+    """Say in one sentence how a run failed, from the server's error event.
+
+    Args:
+        error: ``{"error": "ModelLoadError", "message": "..."}`` (or a bare message).
+
+    Returns:
+        ``run failed (ModelLoadError): model could not be loaded ...``, on one line.
+    """
+    fields = error if isinstance(error, dict) else {"message": error}
+    kind = _one_line(str(fields.get("error") or "error"))
+    message = _one_line(str(fields.get("message") or "")).rstrip(".")
+    return f"run failed ({kind}): {message}" if message else f"run failed ({kind})"
 
 
 def _read(
     part: Any, seen: Observation, on_decision: Callable[[dict[str, Any]], None] | None
-) -> None:
-    """Take one streamed part into the observation; raise on an error event."""
+) -> str | None:
+    """Take one streamed part into the observation; return an error event's text."""
     data = part.data
     if part.event == "updates" and isinstance(data, dict):
         seen.path.extend(str(node) for node in data)
@@ -217,9 +286,8 @@ def _read(
         if on_decision is not None:
             on_decision(data["stop_decision"])
     elif part.event == "error":
-        error = data if isinstance(data, dict) else {"message": data}
-        msg = f"run failed: {error.get('error', 'error')}: {error.get('message', '')}"
-        raise RunFailedError(msg)
+        return run_error_text(data)
+    return None
 
 
 def _raise_if_failed(joined: object, run: Any) -> None:
@@ -229,8 +297,7 @@ def _raise_if_failed(joined: object, run: Any) -> None:
     if error is None and status not in ("error", "timeout"):
         return
     error = error if isinstance(error, dict) else {"error": status or "error"}
-    msg = f"run failed: {error.get('error', 'error')}: {error.get('message', '')}"
-    raise RunFailedError(msg)
+    raise RunFailedError(run_error_text(error))
 
 
 async def stream_run(
@@ -286,8 +353,13 @@ async def stream_run(
             parts = client.runs.join_stream(thread_id, run["run_id"], last_event_id="-1")
         else:
             parts = client.runs.stream(thread_id, graph, **request)
+        failed: str | None = None
+        # Read the stream to its end even after an error event: leaving the SDK's stream
+        # open makes its generator's cleanup print a traceback at exit.
         async for part in parts:
-            _read(part, seen, on_decision)
+            failed = _read(part, seen, on_decision) or failed
+        if failed is not None:
+            raise RunFailedError(failed)
         state = await client.threads.get_state(thread_id)
     except httpx.HTTPStatusError as exc:
         raise _refusal(exc) from exc
@@ -366,6 +438,29 @@ def decisions_for(
     return {"decisions": [dict(decision) for _ in range(count)]}
 
 
+APPROVE_WORDS = ("a", "approve", "y", "yes")
+"""What the approval prompt reads as approve (any case, spaces trimmed)."""
+REJECT_WORDS = ("r", "reject", "n", "no")
+"""What the approval prompt reads as reject (any case, spaces trimmed)."""
+
+
+def read_choice(answer: str) -> Literal["approve", "reject"] | None:
+    """Read one answer to the approval prompt.
+
+    Args:
+        answer: What the person typed.
+
+    Returns:
+        ``approve`` or ``reject``; None for anything else (the prompt asks again).
+    """
+    word = answer.strip().lower()
+    if word in APPROVE_WORDS:
+        return "approve"
+    if word in REJECT_WORDS:
+        return "reject"
+    return None
+
+
 def prompt_decisions(
     request: dict[str, Any], ask: Callable[[str], str] = input
 ) -> dict[str, list[dict[str, Any]]]:
@@ -376,13 +471,19 @@ def prompt_decisions(
         ask: Reads one answer (``input`` by default).
 
     Returns:
-        ``{"decisions": [...]}``: ``a``/``approve`` approves; anything else rejects, with
-        the reason asked next (empty for none).
+        ``{"decisions": [...]}``: ``a``/``approve``/``y``/``yes`` approves, ``r``/``reject``/
+        ``n``/``no`` rejects, with the reason asked next (empty for none); anything else is
+        asked again.
+
+    Raises:
+        EOFError: If the input ends before every action is answered.
     """
     decisions: list[dict[str, Any]] = []
     for index, _ in enumerate(request.get("action_requests") or [], start=1):
-        choice = ask(f"action {index}: approve or reject? [a/r] ").strip().lower()
-        if choice in ("a", "approve", "y", "yes"):
+        prompt = f"action {index}: approve or reject? [a/r] "
+        while (choice := read_choice(ask(prompt))) is None:
+            prompt = f"action {index}: type a (approve, y, yes) or r (reject, n, no): "
+        if choice == "approve":
             decisions.append({"type": "approve"})
             continue
         reason = ask("reason (optional): ").strip()
@@ -597,14 +698,53 @@ def render(rows: Sequence[CheckRow]) -> str:
 def _outcomes(text: str) -> list[str]:
     values = [part.strip() for part in text.split(",") if part.strip()]
     allowed = get_args(Outcome)
-    for value in values:
+    for index, value in enumerate(values, start=1):
         if value not in allowed:
-            msg = f"invalid outcome {value!r}; choose from {', '.join(allowed)}"
+            # Named by position, never quoted: the value came from the caller.
+            msg = f"outcome {index} is not one of {', '.join(allowed)}"
             raise argparse.ArgumentTypeError(msg)
     if not values:
-        msg = f"empty outcome list {text!r}"
+        msg = f"expected one or more of {', '.join(allowed)}, comma-separated"
         raise argparse.ArgumentTypeError(msg)
     return values
+
+
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.(?:\s|$)")
+"""A full stop ending a sentence: not the one inside ``e.g.`` or ``i.e.``."""
+
+
+def first_sentence(text: str) -> str:
+    """Return a description's first sentence, without its full stop (a flag's help).
+
+    Args:
+        text: A ``Context`` field description.
+
+    Returns:
+        The text up to the first full stop followed by a space (or the end), ``e.g.`` and
+        ``i.e.`` not counting as one.
+    """
+    end = _SENTENCE_END.search(text)
+    return (text[: end.start()] if end else text).strip()
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line and a hint, not the whole usage."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``error: <message>`` and where help is, then exit with status 2."""
+        self.exit(EXIT_USAGE, f"error: {_unquoted(message)}\nsee {self.prog} --help\n")
+
+
+_BAD_VALUE = re.compile(r"(argument [^:]+: invalid \w+ value): ")
+
+
+def _unquoted(message: str) -> str:
+    """Drop the caller's value that argparse quotes in a bad choice or a bad number."""
+    flag, bad_choice, _ = message.partition(": invalid choice: ")
+    if bad_choice:
+        return f"{flag}: invalid choice{message[message.rfind(' (choose from') :]}"
+    bad_value = _BAD_VALUE.match(message)
+    return bad_value.group(1) if bad_value else message
 
 
 def _add_url_flag(parser: argparse.ArgumentParser) -> None:
@@ -621,7 +761,7 @@ COMMANDS = ("ask", "check", "answer")
 
 def parser() -> argparse.ArgumentParser:
     """Return the parser of ``python -m agent.client [ask|check] ...``."""
-    top = argparse.ArgumentParser(
+    top = _Parser(
         prog="python -m agent.client",
         description=(
             "Ask a running LangGraph server a question (`ask`, the default: the first "
@@ -691,13 +831,13 @@ def _add_context_flags(parser: argparse.ArgumentParser) -> None:
                 type=_outcomes,
                 action="append",
                 metavar="OUTCOME[,OUTCOME...]",
-                help="force tool outcomes in call order (repeatable or comma list): "
-                + ", ".join(get_args(Outcome)),
+                help="force tool outcomes in call order (repeatable or comma list): success, "
+                "transient (retryable is the same), fatal",
             )
             continue
         annotation = info.annotation
         choices = get_args(annotation) if get_origin(annotation) is Literal else None
-        first = (info.description or "").split(". ")[0].rstrip(".")
+        first = first_sentence(info.description or "")
         if annotation is int:
             parser.add_argument(flag, type=int, help=first or None)
         elif annotation is float:
@@ -788,7 +928,10 @@ def _reader(stdin: TextIO) -> Callable[[str], str]:
 
     def ask(prompt: str) -> str:
         print(prompt, end="", flush=True)
-        return stdin.readline()
+        line = stdin.readline()
+        if not line:
+            raise EOFError  # as ``input`` does at the end of its input
+        return line
 
     return ask
 
@@ -816,6 +959,28 @@ def answer_command(seen: Observation, url: str) -> str:
     )
 
 
+def _still_paused(seen: Observation, url: str) -> str:
+    return f"the run stays paused: answer it later with: {answer_command(seen, url)}"
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """Let Ctrl-C stop a prompt at once.
+
+    ``asyncio.run`` answers the first Ctrl-C by cancelling its task, which a blocking
+    ``input`` never sees: Python's default handler, while the prompt waits, raises
+    :class:`KeyboardInterrupt` inside it instead.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 async def _settle(
     client: LangGraphClient,
     args: argparse.Namespace,
@@ -837,7 +1002,17 @@ async def _settle(
 
     while (request := seen.approval) is not None:
         print(describe_approval(request), file=out, flush=True)
-        resume = _answer_for(args, request, stdin)
+        try:
+            with _interruptible():
+                resume = _answer_for(args, request, stdin)
+        except EOFError:
+            print(file=out, flush=True)  # end the prompt's line
+            print(f"error: no answer (end of input); {_still_paused(seen, url)}", file=sys.stderr)
+            return EXIT_PAUSED
+        except KeyboardInterrupt:
+            print(file=out, flush=True)
+            print(f"interrupted; {_still_paused(seen, url)}", file=sys.stderr)
+            return EXIT_INTERRUPTED
         if resume is None:
             print(
                 f"paused: awaiting approval. Answer with: {answer_command(seen, url)} "
@@ -964,20 +1139,51 @@ def main(
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in (*COMMANDS, "-h", "--help"):
         argv = ["ask", *argv]  # `python -m agent.client "question"` is `ask "question"`
-    args = parser().parse_args(argv)
     stream = out or sys.stdout
     try:
+        args = parser().parse_args(argv)
+        if args.command == "ask" and not args.query.strip():
+            print("error: argument query: the question is empty; nothing was sent", file=sys.stderr)
+            return EXIT_USAGE
+        return _dispatch(args, stream, stdin or sys.stdin)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _drop_stdout(stream)
+        return EXIT_BROKEN_PIPE
+
+
+def _dispatch(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    try:
         if args.command == "check":
-            return asyncio.run(_check(args, stream))
+            return asyncio.run(_check(args, out))
         if args.command == "answer":
-            return asyncio.run(_answer(args, stream, stdin or sys.stdin))
-        return asyncio.run(_run(args, stream, stdin or sys.stdin))
+            return asyncio.run(_answer(args, out, stdin))
+        return asyncio.run(_run(args, out, stdin))
     except ServerUnreachableError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_UNREACHABLE
     except RunFailedError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
+
+
+def _drop_stdout(stream: TextIO) -> None:
+    """Point standard output at devnull once its reader is gone.
+
+    Python's documented recipe for SIGPIPE: the interpreter flushes standard output at
+    exit, and a flush into the closed pipe would raise again, with a traceback.
+    """
+    if stream is not sys.stdout:
+        return
+    try:
+        fileno = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a file (a replaced stream): nothing is flushed into the pipe
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fileno)
+    os.close(devnull)
 
 
 if __name__ == "__main__":

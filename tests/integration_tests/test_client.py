@@ -105,11 +105,13 @@ def test_every_context_field_has_a_flag() -> None:
     assert context_from(parser().parse_args(["ask", "q"])) == {}  # the server's defaults
 
 
-def test_a_bad_flag_is_refused_naming_the_value(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_flag_is_refused_naming_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as excinfo:
         main(["q", "--force-outcome", "success,maybe"])
     assert excinfo.value.code == 2
-    assert "'maybe'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "argument --force-outcome: outcome 2 is not one of" in err
+    assert "maybe" not in err  # named by position, never quoted
 
 
 def test_no_server_exits_non_zero_naming_the_url(capsys: pytest.CaptureFixture[str]) -> None:
@@ -128,6 +130,26 @@ def test_a_failed_run_exits_non_zero_naming_the_field(
     err = capsys.readouterr().err
     # Refused before the run is queued (agent/auth.py), naming the field.
     assert "(422)" in err and "context.max_retries" in err
+    assert err.count("\n") == 1 and "{" not in err  # a sentence, not the JSON body
+
+
+@pytest.mark.parametrize(
+    ("model", "said"),
+    [
+        ("nosuchprovider:some-model", "run failed (ModelLoadError): model could not be loaded"),
+        # The session server runs with GROQ_API_KEY scrubbed (tests/support/dev_server.py).
+        ("groq:llama-3.3-70b-versatile", "GROQ_API_KEY is not set on the server"),
+    ],
+)
+def test_a_model_that_cannot_load_is_one_line_without_a_traceback(
+    server: DevServer, model: str, said: str
+) -> None:
+    done = command("checkpointer", "--model", model, url=server.url)
+    assert done.returncode == EXIT_FAILED
+    assert "Traceback" not in done.stderr and "athrow" not in done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), done.stderr
+    assert said in done.stderr
+    assert model.split(":", 1)[1] not in done.stderr  # the string is never quoted
 
 
 @pytest.mark.parametrize("graph", GRAPHS)

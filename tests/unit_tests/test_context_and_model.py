@@ -177,3 +177,12 @@ def test_the_context_is_the_librarys_settings_type_and_drives_every_setting_per_
     assert built.for_run(resolve({**chosen, "seed": 4})) == StopSettings(**chosen)
     assert built.for_run(resolve(None)) == built
     assert built.for_run(resolve({"seed": 4})) == built
+
+
+def test_a_missing_provider_key_is_named_not_quoted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    with pytest.raises(ModelLoadError) as info:
+        load_model(f"groq:{PASTED_SECRET}")
+    assert "GROQ_API_KEY is not set on the server" in str(info.value)
+    assert PASTED_SECRET not in str(info.value)
+    assert info.value.__cause__ is None and info.value.__suppress_context__

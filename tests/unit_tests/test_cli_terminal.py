@@ -1,0 +1,276 @@
+"""`python -m agent.client` as a terminal program: prompts, EOF, Ctrl-C and closed pipes."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO, cast, get_args
+
+import httpx
+import pytest
+
+from agent.client import cli
+from agent.client.cli import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_PAUSED,
+    EXIT_USAGE,
+    Observation,
+    first_sentence,
+    main,
+    prompt_decisions,
+    read_choice,
+    refusal_text,
+    run_error_text,
+)
+from agent.context import Outcome
+
+REQUEST: dict[str, Any] = {
+    "action_requests": [{"name": "checkout", "description": "buy a desk"}],
+    "review_configs": [{"allowed_decisions": ["approve", "reject"]}],
+}
+
+
+class Terminal(io.StringIO):
+    """Typed input that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+class Interrupting:
+    """A terminal where the person presses Ctrl-C at the prompt."""
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self) -> str:
+        raise KeyboardInterrupt
+
+
+def answers(*typed: str) -> tuple[list[str], Any]:
+    prompts: list[str] = []
+    queue = list(typed)
+
+    def ask(prompt: str) -> str:
+        prompts.append(prompt)
+        if not queue:
+            raise EOFError
+        return queue.pop(0)
+
+    return prompts, ask
+
+
+@pytest.mark.parametrize("word", ["a", "approve", "Y", " yes ", "APPROVE\n"])
+def test_approve_words(word: str) -> None:
+    assert read_choice(word) == "approve"
+
+
+@pytest.mark.parametrize("word", ["r", "Reject", "n", " NO\n"])
+def test_reject_words(word: str) -> None:
+    assert read_choice(word) == "reject"
+
+
+@pytest.mark.parametrize("word", ["aprove", "", "  ", "ok", "yess", "approve it"])
+def test_anything_else_is_not_understood(word: str) -> None:
+    assert read_choice(word) is None
+
+
+def test_a_typo_is_asked_again_and_never_rejects() -> None:
+    prompts, ask = answers("aprove", "", "yes")
+    assert prompt_decisions(REQUEST, ask) == {"decisions": [{"type": "approve"}]}
+    assert len(prompts) == 3
+    assert "a (approve, y, yes) or r (reject, n, no)" in prompts[1]
+
+
+def test_a_reject_asks_for_a_reason() -> None:
+    _, ask = answers("nope", "no", "Over budget")
+    decided = prompt_decisions(REQUEST, ask)
+    assert decided == {"decisions": [{"type": "reject", "message": "Over budget"}]}
+
+
+def test_eof_at_the_prompt_raises_eof() -> None:
+    _, ask = answers("aprove")
+    with pytest.raises(EOFError):
+        prompt_decisions(REQUEST, ask)
+
+
+def paused() -> Observation:
+    return Observation(
+        graph="middleware",
+        thread_id="t-1",
+        pending=[{"id": "i-1", "value": REQUEST}],
+    )
+
+
+def settle(stdin: TextIO, out: io.StringIO) -> int:
+    args = argparse.Namespace(command="answer", approve=False, reject=None)
+    # Nothing reaches the client: the prompt ends the command before any answer is sent.
+    return asyncio.run(cli._settle(None, args, paused(), out, stdin, cli.DEFAULT_URL))  # type: ignore[arg-type]
+
+
+def test_eof_at_the_prompt_leaves_the_run_paused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert settle(Terminal("aprove\n"), io.StringIO()) == EXIT_PAUSED
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "end of input" in err and "stays paused" in err
+    assert "answer --graph middleware --thread-id t-1" in err
+
+
+def test_ctrl_c_at_the_prompt_leaves_the_run_paused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert settle(cast(TextIO, Interrupting()), io.StringIO()) == EXIT_INTERRUPTED
+    err = capsys.readouterr().err
+    assert err.startswith("interrupted;") and err.count("\n") == 1
+    assert "answer --graph middleware --thread-id t-1" in err
+
+
+def test_ctrl_c_anywhere_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def interrupted(*_: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_run", interrupted)
+    assert main(["q"], io.StringIO()) == EXIT_INTERRUPTED
+    assert capsys.readouterr().err == "interrupted\n"
+
+
+class ClosedPipe(io.StringIO):
+    """Standard output whose reader has gone (``| head``)."""
+
+    def write(self, text: str, /) -> int:
+        raise BrokenPipeError
+
+
+def test_a_closed_pipe_ends_quietly(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def prints(_: object, out: TextIO, __: object) -> int:
+        print("answer:", file=out)
+        return 0
+
+    monkeypatch.setattr(cli, "_run", prints)
+    assert main(["q"], ClosedPipe()) == EXIT_BROKEN_PIPE
+    assert capsys.readouterr().err == ""
+
+
+def test_a_closed_stdout_is_pointed_at_devnull(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    target = tmp_path / "stdout"
+    with target.open("w") as stub:
+        monkeypatch.setattr(sys, "stdout", stub)
+        cli._drop_stdout(stub)
+        os.write(stub.fileno(), b"after the pipe closed\n")
+    assert target.read_text() == ""
+
+
+def refused(status: int, body: bytes) -> httpx.HTTPStatusError:
+    request = httpx.Request("POST", "http://127.0.0.1:2024/threads/t/runs/stream")
+    response = httpx.Response(status, content=body, request=request)
+    return httpx.HTTPStatusError("refused", request=request, response=response)
+
+
+def test_a_422_reads_as_its_field_message() -> None:
+    body = b'{"detail":"context.max_retries: Input should be greater than or equal to 0"}'
+    assert refusal_text(refused(422, body)) == (
+        "the server refused the run (422): context.max_retries: "
+        "Input should be greater than or equal to 0"
+    )
+
+
+def test_a_422_list_reads_as_its_field_messages_joined() -> None:
+    body = (
+        b'{"detail":[{"loc":["body","context","seed"],"msg":"Input should be an integer"},'
+        b'{"loc":["body","input"],"msg":"Field required"}]}'
+    )
+    text = refusal_text(refused(422, body))
+    assert text == (
+        "the server refused the run (422): context.seed: Input should be an integer; "
+        "input: Field required"
+    )
+    assert "{" not in text
+
+
+def test_a_refusal_without_json_is_one_line() -> None:
+    assert refusal_text(refused(502, b"bad\n  gateway\n")) == (
+        "the server refused the run (502): bad gateway"
+    )
+    assert refusal_text(refused(503, b"")) == (
+        "the server refused the run (503): Service Unavailable"
+    )
+
+
+def test_a_run_error_is_one_sentence() -> None:
+    error = {"error": "ModelLoadError", "message": "model could not be loaded:\nGROQ_API_KEY."}
+    assert run_error_text(error) == (
+        "run failed (ModelLoadError): model could not be loaded: GROQ_API_KEY"
+    )
+    assert run_error_text("boom") == "run failed (error): boom"
+    assert run_error_text({"error": "timeout"}) == "run failed (timeout)"
+
+
+@pytest.mark.parametrize("question", ["", "   ", "\n\t"])
+def test_an_empty_question_is_refused_and_nothing_sent(
+    question: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def sends(*_: object) -> int:
+        raise AssertionError("an empty question was sent")
+
+    monkeypatch.setattr(cli, "_run", sends)
+    assert main([question], io.StringIO()) == EXIT_USAGE
+    assert main(["ask", question], io.StringIO()) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and "the question is empty" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["q", "--force-outcome", "bogus"], "error: argument --force-outcome: outcome 1 is not"),
+        (["q", "--force-outcome", ","], "error: argument --force-outcome: expected one or more"),
+        (["q", "--stop-mode", "bogus"], "error: argument --stop-mode: invalid choice (choose"),
+        (["q", "--seed", "bogus"], "error: argument --seed: invalid int value"),
+        (["check", "--scenario", "bogus"], "error: argument --scenario: invalid choice"),
+    ],
+)
+def test_a_bad_flag_is_one_line_and_a_hint(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == EXIT_USAGE
+    err = capsys.readouterr().err
+    first, hint = err.splitlines()
+    assert first.startswith(said)
+    assert hint.startswith("see python -m agent.client") and hint.endswith(" --help")
+    assert "usage:" not in err and "bogus" not in err
+
+
+def help_of(*argv: str, capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_ask_help_documents_every_outcome(capsys: pytest.CaptureFixture[str]) -> None:
+    shown = help_of("ask", capsys=capsys)
+    flag = shown.split("--force-outcome OUTCOME[,OUTCOME...] ", 1)[1].split(" --seed", 1)[0]
+    for outcome in get_args(Outcome):
+        assert outcome in flag
+    assert "retryable is the same" in flag
+
+
+def test_ask_help_shows_the_whole_model_sentence(capsys: pytest.CaptureFixture[str]) -> None:
+    shown = help_of("ask", capsys=capsys)
+    assert "e.g. 'groq:llama-3.3-70b-versatile'" in shown
+
+
+def test_first_sentence_skips_abbreviations() -> None:
+    assert first_sentence("One, e.g. two, i.e. three. Four.") == "One, e.g. two, i.e. three"
+    assert first_sentence("Seed for the RNG.") == "Seed for the RNG"
+    assert first_sentence("No stop") == "No stop"
