@@ -40,6 +40,16 @@ class InputState(TypedDict):
     """The conversation; a new user message starts a new turn."""
 
 
+class OutputState(InputState):
+    """What a run returns: the messages and the latest stop decision.
+
+    The turn's records (its context, the policy's verdict) stay in the thread's state.
+    """
+
+    stop_decision: NotRequired[StopDecision | None]
+    """Decision of the latest tool step this turn; None when no tool ran."""
+
+
 class State(InputState):
     """The ``legacy`` graph's state."""
 

@@ -47,7 +47,7 @@ from agent.policy import (
     screen,
     tool_error_content,
 )
-from agent.state import InputState, State
+from agent.state import InputState, OutputState, State
 from agent.tools import TOOLS
 from agent.tracing.client import configure_tracing
 from agent.tracing.metadata import trace_decision, trace_model_call, traced_tool
@@ -134,7 +134,9 @@ def build_legacy(
         """Finalize on a hard stop; otherwise (continue, or polish) back to the model."""
         return router.route_after_tools(state, resolve(runtime.context))
 
-    builder = StateGraph(State, context_schema=Context, input_schema=InputState)
+    builder = StateGraph(
+        State, context_schema=Context, input_schema=InputState, output_schema=OutputState
+    )
     builder.add_node("agent", agent)
     builder.add_node("tools", tools_step)
     builder.add_node("finalize", router.finalize)

@@ -22,7 +22,7 @@ from langchain.agents.middleware import (
     ModelResponse,
     ToolErrorMiddleware,
 )
-from langchain.agents.middleware.types import ExtendedModelResponse, OmitFromInput, PrivateStateAttr
+from langchain.agents.middleware.types import ExtendedModelResponse, PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage
 from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
@@ -55,7 +55,7 @@ class StopState(StopOnArtifactState):
 
     messages: Required[Annotated[list[AnyMessage], add_messages_quietly]]
     """The conversation, as in ``AgentState``, through :func:`add_messages_quietly`."""
-    turn_context: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
+    turn_context: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
     """The context this turn started with; a resume runs under it (:mod:`agent.turn`)."""
 
 
@@ -99,7 +99,7 @@ class ContextModelMiddleware(AgentMiddleware[StopState, Context]):
 class SpendCapState(StopState):
     """The state with the policy's verdict and the calls a person approved this step."""
 
-    spend_cap_verdict: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
+    spend_cap_verdict: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
     """The verdict on the latest model turn's calls (:class:`agent.policy.Verdict`),
     recorded with the reply by ``wrap_model_call``, before any pause or tool."""
     spend_cap_approved: NotRequired[Annotated[list[str], PrivateStateAttr]]

@@ -44,8 +44,9 @@ MIXED = [
 
 
 def tagged(scenario: Scenario, thread: int, run: int) -> str:
-    # The tag names no knowledge-base topic and no amount, so the scenario behaves as usual.
-    return f"{scenario.query} [{thread:02d}-{run}]"
+    # The tag names no knowledge-base topic and no amount, so the scenario behaves as usual;
+    # it leads, since words after a purchase's price make the offline model ask instead.
+    return f"[{thread:02d}-{run}] {scenario.query}"
 
 
 async def test_a_hundred_runs_over_25_threads_at_once(client: LangGraphClient) -> None:
