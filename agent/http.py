@@ -53,6 +53,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent.auth import API_KEY_HEADER, API_KEYS_ENV, identity_for, parse_api_keys
+from agent.frameworks.langgraph_api import replace_log_detail
 
 logger = logging.getLogger(__name__)
 
@@ -314,10 +315,9 @@ class _ValidationErrorRewriter:
         start = self.start
         if rewritten is not None:
             body, summary = rewritten
-            # langgraph-api's access log reads this key of the same scope after the
-            # response: it held the quoted value.
-            if "error_detail" in self.scope:
-                self.scope["error_detail"] = summary
+            # langgraph-api's access log writes what its handler put in the scope: the
+            # quoted value.
+            replace_log_detail(self.scope, summary)
             headers = MutableHeaders(raw=list(start.get("headers", [])))
             headers["content-length"] = str(len(body))
             start = {**start, "headers": headers.raw}

@@ -72,6 +72,7 @@ from agent.client.lifeline import (
     port_holder,
     stop_pids,
 )
+from agent.frameworks.aegra import SETUP_SCRIPT
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "aegra.json"
@@ -95,24 +96,8 @@ SERVER_STOP = 4.0
 STORE_STOP = 2.0
 """Seconds Redis, then PostgreSQL, get to stop cleanly before SIGKILL (PostgreSQL: SIGQUIT)."""
 
-MIGRATE = """
-import asyncio
-from aegra_api.core.database import db_manager
-from aegra_api.core.migrations import run_migrations
-from aegra_api.services.langgraph_service import get_langgraph_service
-
-async def setup() -> None:
-    await db_manager.initialize()  # also creates the checkpointer's and the store's tables
-    try:
-        await get_langgraph_service().initialize()  # the graphs' default assistants
-    finally:
-        await db_manager.close()
-
-run_migrations()
-asyncio.run(setup())
-"""
-"""Run once before the workers start: Aegra's migrations, LangGraph's table setup and the
-graphs' default assistants (two workers creating them at once collide on their key)."""
+MIGRATE = SETUP_SCRIPT
+"""Run once before the workers start (:data:`agent.frameworks.aegra.SETUP_SCRIPT`)."""
 
 
 class ProdServerError(RuntimeError):

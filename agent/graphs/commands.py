@@ -27,6 +27,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Send, StateSnapshot
 
 from agent.approval import is_approval_request
+from agent.frameworks.langgraph import rebuild
 from agent.policy import context_for_answer
 from agent.turn import context_to_continue, record_problem
 
@@ -160,7 +161,7 @@ class CommandCheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):
 def checked(graph: CompiledStateGraph[Any, Any, Any, Any]) -> CommandCheckedGraph:
     """Return ``graph`` as a :class:`CommandCheckedGraph` with the same parts.
 
-    Built from the graph's attributes the way LangGraph's own ``copy`` does, so the
+    Rebuilt from the graph's parts (:func:`agent.frameworks.langgraph.rebuild`), so the
     server's copies (with its checkpointer and store) keep the check.
 
     Args:
@@ -169,5 +170,4 @@ def checked(graph: CompiledStateGraph[Any, Any, Any, Any]) -> CommandCheckedGrap
     Returns:
         The same graph, checking commands.
     """
-    attrs = {k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}
-    return CommandCheckedGraph(**attrs)
+    return rebuild(graph, CommandCheckedGraph)

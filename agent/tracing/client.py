@@ -17,6 +17,7 @@ from typing import Any
 import langsmith
 from langchain_core.tracers.langchain import get_client
 
+from agent.frameworks.langsmith import ErrorHidingClient
 from agent.tracing.allowlist import scrub_metadata
 from agent.tracing.redaction import (
     RedactionMode,
@@ -32,29 +33,27 @@ TRACING_VARS = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_
 """Any of these set to ``true`` turns tracing on (as in langsmith itself)."""
 
 
-class RedactingClient(langsmith.Client):
+class RedactingClient(ErrorHidingClient):
     """A ``langsmith.Client`` that also redacts run errors down to the exception type.
 
-    A tool's exception text can quote content or a key (an HTTP error echoing a URL). In
-    langsmith 0.15 the only public hook that sees run errors is ``anonymizer=``, and it
-    replaces ``hide_inputs``, ``hide_outputs`` and ``hide_metadata`` as well, with no way to
-    tell which of the four it was handed: it would redact the stop metadata too. So the
-    client keeps the public ``hide_*`` callables and overrides one private method,
-    ``_hide_run_error``, through which the client passes every error before sending.
-    ``tests/unit_tests/test_tracing_redaction.py`` fails if it stops being called.
+    A tool's exception text can quote content or a key (an HTTP error echoing a URL); no
+    public hook of langsmith 0.15 sees run errors alone, so this goes through
+    :class:`agent.frameworks.langsmith.ErrorHidingClient`.
     """
 
-    def _hide_run_error(self, error: Any) -> Any:
+    def hide_error(self, error: Any) -> Any:
+        """Return the error redacted down to the exception type."""
         return redact_error(error)
 
 
-class SecretMaskingClient(langsmith.Client):
+class SecretMaskingClient(ErrorHidingClient):
     """A ``langsmith.Client`` that masks the secrets in run errors and keeps the rest.
 
-    The ``secrets`` mode's twin of :class:`RedactingClient`, through the same private method.
+    The ``secrets`` mode's twin of :class:`RedactingClient`.
     """
 
-    def _hide_run_error(self, error: Any) -> Any:
+    def hide_error(self, error: Any) -> Any:
+        """Return the error with its secrets masked."""
         return mask_error(error)
 
 

@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
-from langchain_core.tracers.langchain import LangChainTracer
 from langgraph.config import get_config
 from langsmith import RunTree
 from langsmith.run_helpers import get_current_run_tree
 from stop_on_artifact import StopDecision
 from stop_on_artifact.decision import turn_start  # internal: the library's own turn scan
 
+from agent.frameworks.langchain_core import open_run
 from agent.tracing.allowlist import sanitize_artifact
 
 if TYPE_CHECKING:  # langgraph 1.x only: the legacy graph imports this module on 0.6 too
@@ -141,11 +141,9 @@ def run_totals(messages: Sequence[BaseMessage]) -> dict[str, Any]:
 def root_run() -> RunTree | None:
     """Return the root run of the current trace, to update before it ends.
 
-    LangChain runs have no ``parent_run`` link, so the root is looked up in the
-    ``LangChainTracer`` of the current config: its ``run_map`` (internal to
-    langchain-core, keyed by run id) holds every open run of the trace, the root under
-    the trace id. This is the only place that reads it;
-    ``tests/unit_tests/test_tracing_metadata.py`` fails if that stops working.
+    LangChain runs have no ``parent_run`` link, so the root is looked up, under the trace
+    id, among the open runs of the current config's ``LangChainTracer``
+    (:func:`agent.frameworks.langchain_core.open_run`).
 
     Returns:
         The root run, or None outside a traced run.
@@ -161,12 +159,7 @@ def root_run() -> RunTree | None:
         handlers = callbacks.handlers
     else:
         handlers = list(callbacks or [])
-    for handler in handlers:
-        if isinstance(handler, LangChainTracer):
-            root = handler.run_map.get(str(current.trace_id))
-            if root is not None:
-                return root
-    return None
+    return open_run(handlers, str(current.trace_id))
 
 
 def annotate_decision(decision: StopDecision, messages: Sequence[BaseMessage]) -> None:

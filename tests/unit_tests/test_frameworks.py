@@ -1,0 +1,273 @@
+"""Each framework internal the fences in ``agent/frameworks`` rely on is still there.
+
+One shape test and one behavioural test through the fence per use: the day langsmith,
+langchain-core, langgraph, langgraph-api or Aegra changes what a fence relies on, a test
+here fails, naming the fence.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import langsmith
+import pytest
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.tracers.langchain import LangChainTracer
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.memory import InMemoryStore
+from langsmith.run_helpers import get_current_run_tree
+from typing_extensions import TypedDict
+
+from agent.frameworks import aegra
+from agent.frameworks.langchain_core import OPEN_RUNS_ATTRIBUTE, open_run
+from agent.frameworks.langgraph import DROPPED_BY_REBUILD, NOT_CONSTRUCTOR_ARGUMENTS, rebuild
+from agent.frameworks.langgraph_api import ERROR_DETAIL_KEY, replace_log_detail
+from agent.frameworks.langsmith import HIDDEN_ERROR_METHOD, ErrorHidingClient
+from tests.support.langsmith_collector import LangSmithCollector
+
+ROOT = Path(__file__).resolve().parents[2]
+AEGRA_PYTHON = ROOT / ".prod" / "venv" / "bin" / "python"
+
+
+# langsmith: Client._hide_run_error
+
+
+def test_langsmith_client_has_the_private_error_hook_with_one_argument() -> None:
+    method = getattr(langsmith.Client, HIDDEN_ERROR_METHOD)
+    assert callable(method)
+    assert list(inspect.signature(method).parameters) == ["self", "error"]
+    assert not hasattr(langsmith.Client, "hide_error")  # the fence's own name is free
+
+
+class _Upper(ErrorHidingClient):
+    def hide_error(self, error: Any) -> Any:
+        return "HIDDEN " + str(error).upper()
+
+
+def test_every_run_error_sent_goes_through_the_fence() -> None:
+    with LangSmithCollector() as collector:
+        client = _Upper(api_url=collector.url, api_key="x")
+        created, updated = uuid.uuid4(), uuid.uuid4()
+        client.create_run("op", {}, "chain", id=created, project_name="p", error="boom")
+        client.create_run("op", {}, "chain", id=updated, project_name="p")
+        client.update_run(updated, error="bang", end_time=None)
+        client.flush()
+
+        def errored(runs: dict[str, dict[str, Any]]) -> bool:
+            return all(runs.get(str(rid), {}).get("error") for rid in (created, updated))
+
+        runs = collector.wait_for(errored)
+    assert runs[str(created)]["error"] == "HIDDEN BOOM"
+    assert runs[str(updated)]["error"] == "HIDDEN BANG"
+
+
+# langchain-core: LangChainTracer.run_map
+
+
+def test_langchain_tracer_keeps_open_runs_in_a_dict_by_run_id() -> None:
+    tracer = LangChainTracer(client=langsmith.Client(api_url="http://127.0.0.1:9", api_key="x"))
+    assert isinstance(getattr(tracer, OPEN_RUNS_ATTRIBUTE), dict)
+
+
+def test_the_root_run_is_found_under_the_trace_id_while_it_is_open() -> None:
+    seen: dict[str, Any] = {}
+
+    def inner(x: int, config: RunnableConfig) -> int:
+        current = get_current_run_tree()
+        assert current is not None
+        callbacks = config.get("callbacks")
+        handlers: list[object] = list(getattr(callbacks, "handlers", None) or [])
+        seen["root"] = open_run(handlers, str(current.trace_id))
+        seen["trace_id"] = current.trace_id
+        seen["current"] = current.id
+        return x
+
+    outer = RunnableLambda(lambda x: x) | RunnableLambda(inner)
+    with LangSmithCollector() as collector:
+        client = langsmith.Client(api_url=collector.url, api_key="x")
+        with langsmith.tracing_context(enabled=True, client=client, project_name="p"):
+            outer.invoke(1)
+        client.flush()
+    root = seen["root"]
+    assert root is not None
+    assert root.id == seen["trace_id"] != seen["current"]
+    assert open_run([object()], str(seen["trace_id"])) is None
+
+
+# langgraph: a CompiledStateGraph rebuilt from its __dict__
+
+
+class _State(TypedDict):
+    n: int
+
+
+class _Marked(CompiledStateGraph[Any, Any, Any, Any]):
+    pass
+
+
+def _compiled() -> CompiledStateGraph[Any, Any, Any, Any]:
+    builder = StateGraph(_State)
+    builder.add_node("step", lambda state: {"n": state["n"] + 1})
+    builder.add_edge(START, "step")
+    return builder.compile(checkpointer=InMemorySaver(), store=InMemoryStore(), name="g")
+
+
+def test_a_compiled_graph_built_from_its_dict_is_the_same_graph() -> None:
+    graph = _compiled()
+    rebuilt = rebuild(graph, CompiledStateGraph)
+    held = {k: v for k, v in graph.__dict__.items() if k not in NOT_CONSTRUCTOR_ARGUMENTS}
+    again = {k: v for k, v in rebuilt.__dict__.items() if k not in NOT_CONSTRUCTOR_ARGUMENTS}
+    assert set(held) - set(again) == DROPPED_BY_REBUILD  # pinned: langgraph's copy drops them
+    assert set(again) <= set(held)
+    changed = sorted(k for k in again if again[k] is not held[k] and again[k] != held[k])
+    assert not changed, changed
+
+
+def test_a_rebuilt_graph_keeps_its_parts_and_its_class_through_server_copies() -> None:
+    graph = _compiled()
+    marked = rebuild(graph, _Marked)
+    assert type(marked) is _Marked
+    assert set(marked.nodes) == set(graph.nodes)
+    assert marked.checkpointer is graph.checkpointer
+    assert marked.store is graph.store
+    assert marked.name == "g"
+    other = InMemorySaver()
+    copy = marked.copy(update={"checkpointer": other})
+    assert type(copy) is _Marked and copy.checkpointer is other
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    assert marked.invoke({"n": 1}, config) == {"n": 2}
+    assert marked.get_state(config).values == {"n": 2}
+
+
+# langgraph-api: the access log's scope["error_detail"]
+
+ACCESS_LOG_PROBE = """
+import asyncio, json, sys
+import jsonschema_rs
+from langgraph_api.errors import validation_error_handler
+from langgraph_api.middleware.http_logger import AccessLoggerMiddleware
+from starlette.applications import Starlette
+from starlette.routing import Route
+from agent.http import DevRouteGuard
+
+class Logger:
+    def __init__(self): self.details = []
+    def isEnabledFor(self, level): return False
+    def log(self, level, msg, **kw): self.details.append(kw.get("error_detail"))
+
+async def bad(request):
+    jsonschema_rs.validate({"type": "object"}, "planted-value-42")
+
+inner = Starlette(
+    routes=[Route("/runs", bad, methods=["POST"])],
+    exception_handlers={jsonschema_rs.ValidationError: validation_error_handler},
+)
+
+async def call(app):
+    scope = {"type": "http", "method": "POST", "path": "/runs", "raw_path": b"/runs",
+             "query_string": b"", "headers": [], "http_version": "1.1", "scheme": "http",
+             "server": ("127.0.0.1", 1), "client": ("127.0.0.1", 2), "root_path": ""}
+    async def receive(): return {"type": "http.request", "body": b"", "more_body": False}
+    async def send(message): pass
+    await app(scope, receive, send)
+
+out = {}
+for name, app in (("bare", inner), ("guarded", DevRouteGuard(inner, {}))):
+    logger = Logger()
+    asyncio.run(call(AccessLoggerMiddleware(app, logger)))
+    out[name] = logger.details
+print(json.dumps(out))
+"""
+
+
+def test_langgraph_api_logs_what_its_handler_put_in_the_scope_and_the_fence_replaces_it() -> None:
+    env = {**os.environ, "REDIS_URI": "fake", "DATABASE_URI": ":memory:"}
+    env |= {"LANGGRAPH_RUNTIME_EDITION": "inmem", "MIGRATIONS_PATH": "__inmem"}
+    done = subprocess.run(
+        [sys.executable, "-c", ACCESS_LOG_PROBE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    logged = json.loads(done.stdout.strip().splitlines()[-1])
+    [bare] = logged["bare"]
+    assert "planted-value-42" in bare  # the server's handler set the key; its log wrote it
+    assert logged["guarded"] == ['the request body: expected of type "object"']
+
+
+def test_replace_log_detail_touches_only_a_scope_that_holds_the_key() -> None:
+    scope: dict[str, Any] = {ERROR_DETAIL_KEY: "quoted"}
+    replace_log_detail(scope, "field only")
+    assert scope == {ERROR_DETAIL_KEY: "field only"}
+    empty: dict[str, Any] = {}
+    replace_log_detail(empty, "field only")
+    assert empty == {}
+
+
+# Aegra: the setup script's internals, checked in Aegra's own environment
+
+AEGRA_PROBE = """
+import importlib, inspect, json, sys
+relied_on = json.loads(sys.argv[1])
+problems = []
+for module, name in relied_on:
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as error:
+        problems.append(f"{module}.{name}: {type(error).__name__}")
+        continue
+    if name == "db_manager":
+        for method in ("initialize", "close"):
+            bound = getattr(value, method, None)
+            if not inspect.iscoroutinefunction(bound) or inspect.signature(bound).parameters:
+                problems.append(f"db_manager.{method}: not a coroutine without arguments")
+    elif inspect.signature(value).parameters:
+        problems.append(f"{module}.{name}: takes arguments")
+    if name == "get_langgraph_service":
+        service = inspect.signature(value, eval_str=True).return_annotation
+        init = getattr(service, "initialize", None)
+        if not inspect.iscoroutinefunction(init) or list(inspect.signature(init).parameters) != [
+            "self"
+        ]:
+            problems.append("LangGraphService.initialize: not a coroutine without arguments")
+print(json.dumps(problems))
+"""
+
+
+def test_the_setup_script_imports_exactly_what_the_fence_lists() -> None:
+    tree = ast.parse(aegra.SETUP_SCRIPT)
+    imported = {
+        (node.module, alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("aegra")
+        for alias in node.names
+    }
+    assert imported == set(aegra.RELIED_ON)
+
+
+@pytest.mark.skipif(not AEGRA_PYTHON.exists(), reason="needs Aegra's env (make prod-env)")
+def test_aegra_still_has_the_internals_the_setup_script_uses() -> None:
+    done = subprocess.run(
+        [str(AEGRA_PYTHON), "-c", AEGRA_PROBE, json.dumps(aegra.RELIED_ON)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
