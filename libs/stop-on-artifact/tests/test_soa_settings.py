@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, ValidationError
 from soa_graphs import build, has_middleware, user
-from stop_on_artifact import StopMode, StopRouter, StopSettings
+from stop_on_artifact import StopMode, StopRouter, StopSettings, decide
 from stop_on_artifact.settings import MAX_LIMIT
 from stop_on_artifact.testing import (
     ScriptedChatModel,
@@ -208,3 +209,21 @@ def test_a_bad_flat_argument_is_a_value_error_naming_it_and_the_allowed_values(
         StopRouter(**{argument: value})
     assert allowed in str(caught.value)
     assert "sk-secret" not in str(caught.value)
+
+
+class LooseSettings:
+    """Settings typed as plain strings: what SettingsLike used to accept."""
+
+    stop_mode: str = "hard"
+    parallel_policy: str = "all"
+    max_retries: int = 2
+    max_model_calls: int = 6
+
+
+def test_a_misspelt_mode_fails_type_checking() -> None:
+    # mypy strict warns on an unused ignore: each line below must stay a type error.
+    with pytest.raises(ValueError, match="stop_mode"):
+        StopRouter(stop_mode="polsh")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="parallel_policy"):
+        StopRouter(parallel_policy="every")  # type: ignore[arg-type]
+    decide([HumanMessage("hi")], LooseSettings())  # type: ignore[arg-type]
