@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
@@ -31,7 +31,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
-from stop_on_artifact.router import StopRouter
+from stop_on_artifact import StopRouter
 from stop_on_artifact.state import require_messages
 
 from agent.context import Context, resolve
@@ -88,13 +88,13 @@ def build_legacy(
         context = resolve(runtime.context)
         messages = state.get("messages", [])
         require_messages(messages)
-        update: dict[str, Any] = turn_context_update(messages, context)
-        if isinstance(messages[-1], HumanMessage):
-            update["stop_decision"] = None  # a new turn: no tool has run yet
+        # A new turn clears the last turn's decision; the polish call gets no tools.
+        update: dict[str, Any] = {
+            **turn_context_update(messages, context),
+            **router.turn_update(messages),
+        }
         decision = update.get("stop_decision", state.get("stop_decision"))
-        polishing = decision is not None and decision["action"] == "stop"
-        model = load_model(context.model)
-        runnable = model if polishing else model.bind_tools(list(tools))
+        runnable = router.bind_model(load_model(context.model), tools, state)
         reply = await runnable.ainvoke(messages)
         update["messages"] = [reply]
         # The policy decides here, once: a pause in tools and its resume apply this record.
@@ -123,8 +123,11 @@ def build_legacy(
             result = await tool_node.ainvoke({**state, CALLS_TO_RUN: [calls]}, get_config())
             approved = approved_ids(decisions)
             ran = [mark_approved(message, approved) for message in result[CALLS_TO_RUN]]
-        results = iter(ran)
-        new_messages = [next(results) if r is None else r for r in refusals]
+        by_id = {message.tool_call_id: message for message in ran}
+        new_messages = [
+            by_id[str(call["id"])] if refusal is None else refusal
+            for call, refusal in zip(issued.tool_calls, refusals, strict=True)
+        ]
         return {
             "messages": new_messages,
             **router.after_tools([*state["messages"], *new_messages], context),

@@ -29,7 +29,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer, Command
-from stop_on_artifact.middleware import StopOnArtifactMiddleware, StopOnArtifactState
+from stop_on_artifact import StopOnArtifactMiddleware, StopOnArtifactState
 
 from agent.context import Context, resolve
 from agent.graphs.commands import checked

@@ -1,7 +1,7 @@
 """Agents the library suite runs: a hand-built ReAct graph with the router, and create_agent.
 
-The hand-built graph is the README's, plus the polish path: with a stop pending, the model
-is called once more with no tools bound.
+The hand-built graph is the README's: the router binds the model's tools (none for the polish
+call after a stop) and clears a new turn's decision.
 """
 
 from __future__ import annotations
@@ -40,17 +40,11 @@ def hand_built(
 ) -> Any:
     """Compile ``agent -> tools -> route_after_tools -> agent | finalize``."""
     run_tools = ToolNode(list(tools), handle_tool_errors=True)  # 0.6's default, explicit
-    bound = model.bind_tools(list(tools))
 
     def agent(state: State) -> dict[str, Any]:
         messages = state["messages"]
-        update: dict[str, Any] = {}
-        if messages[-1].type == "human":
-            update["stop_decision"] = None
-        decision = update.get("stop_decision", state.get("stop_decision"))
-        polishing = decision is not None and decision["action"] == "stop"
-        update["messages"] = [(model if polishing else bound).invoke(messages)]
-        return update
+        reply = router.bind_model(model, tools, state).invoke(messages)
+        return {"messages": [reply], **router.turn_update(messages)}
 
     def tools_node(state: State, runtime: Runtime[Any]) -> dict[str, Any]:
         new = run_tools.invoke(state)["messages"]

@@ -31,13 +31,14 @@ PUBLIC = {
     # settings
     "StopSettings", "StopMode", "ParallelPolicy", "SettingsFromContext",
     # wiring: hand-built graphs, create_agent, existing tools
-    "StopRouter", "StopOnArtifactMiddleware", "adopt",
+    "StopRouter", "StopOnArtifactMiddleware", "StopOnArtifactState", "adopt",
 }  # fmt: skip
+LAZY = {"StopOnArtifactMiddleware", "StopOnArtifactState"}  # they need the [langchain] extra
 
 
 def test_all_is_the_small_public_api_and_every_name_resolves() -> None:
     assert set(stop_on_artifact.__all__) == PUBLIC
-    for name in PUBLIC - {"StopOnArtifactMiddleware"}:  # that one needs the extra
+    for name in PUBLIC - LAZY:
         assert getattr(stop_on_artifact, name) is not None
     for helper in ("turn_start", "invocation_index", "transient_count", "latest_tool_step"):
         assert helper not in stop_on_artifact.__all__

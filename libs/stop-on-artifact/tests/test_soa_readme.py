@@ -1,29 +1,40 @@
-"""The library README's blocks, run exactly as printed, in order.
+"""The library README's blocks and the classes' ``Example:`` blocks, run exactly as printed.
 
-The hand-built graph runs everywhere; the create_agent blocks need the ``[langchain]`` extra,
-and where it is missing (langgraph 0.6.6) the middleware's import error is checked instead.
+The hand-built graph runs everywhere, under every ``stop_mode``; the create_agent blocks need
+the ``[langchain]`` extra, and where it is missing (langgraph 0.6.6) the middleware's import
+error is checked instead. Every function the README names is in a public ``__all__``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import re
 import sys
+import textwrap
 import types
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+import stop_on_artifact
+import stop_on_artifact.testing
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from soa_graphs import has_middleware
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCK = re.compile(r"```python\n(.*?)```", flags=re.S)
+HARD = 'router = StopRouter(stop_mode="hard")'
 
 
-def test_the_readme_examples_run_as_printed(monkeypatch: pytest.MonkeyPatch) -> None:
-    hand_built, with_middleware, testing = re.findall(
-        r"```python\n(.*?)```", README.read_text("utf-8"), flags=re.S
-    )
+def blocks() -> list[str]:
+    hand_built, with_middleware, testing = BLOCK.findall(README.read_text("utf-8"))
+    return [hand_built, with_middleware, testing]
+
+
+def runner(monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], Any]:
     module = types.ModuleType("library_readme")
     monkeypatch.setitem(sys.modules, module.__name__, module)
     namespace: dict[str, Any] = module.__dict__
@@ -34,6 +45,12 @@ def test_the_readme_examples_run_as_printed(monkeypatch: pytest.MonkeyPatch) -> 
             exec(compile(block, f"README:{name}", "exec"), namespace)  # noqa: S102
         return out.getvalue()
 
+    return namespace, run
+
+
+def test_the_readme_examples_run_as_printed(monkeypatch: pytest.MonkeyPatch) -> None:
+    hand_built, with_middleware, testing = blocks()
+    namespace, run = runner(monkeypatch)
     assert run("hand-built", hand_built) == "completed | # Refunds\n"
     assert len([m for m in namespace["result"]["messages"] if m.type == "ai"]) == 2
     if not has_middleware():  # the block imports langchain first; the middleware names the extra
@@ -46,3 +63,81 @@ def test_the_readme_examples_run_as_printed(monkeypatch: pytest.MonkeyPatch) -> 
         "fatal | Nothing in the handbook matches that.\n"
     )
     assert run("testing", testing) == ""
+
+
+@pytest.mark.parametrize(
+    ("mode", "tools_per_call", "rule"),
+    [
+        ("hard", [["lookup"]], "completed"),
+        ("polish", [["lookup"], []], "completed"),  # the polish call binds no tool
+        ("never", [["lookup"], ["lookup"]], "stop_mode_never"),
+    ],
+)
+def test_the_readme_hand_built_graph_is_right_in_every_mode(
+    monkeypatch: pytest.MonkeyPatch, mode: str, tools_per_call: list[list[str]], rule: str
+) -> None:
+    hand_built = blocks()[0]
+    assert HARD in hand_built
+    namespace, run = runner(monkeypatch)
+    seen: list[list[str]] = []
+
+    def spy(script: Any) -> Any:
+        def spied(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
+            seen.append([tool["function"]["name"] for tool in tools])
+            reply: AIMessage = script(messages, tools)
+            return reply
+
+        return spied
+
+    namespace["spy"] = spy
+    block = hand_built.replace(HARD, f'router = StopRouter(stop_mode="{mode}")').replace(
+        'script=call_then_answer("lookup")', 'script=spy(call_then_answer("lookup"))'
+    )
+    printed = run(f"hand-built-{mode}", block)
+    assert printed.startswith(f"{rule} | ")
+    assert seen == tools_per_call
+    last = namespace["result"]["messages"][-1]
+    assert isinstance(last, AIMessage) and not last.tool_calls
+    # A second turn on the same thread starts clean: the decision is cleared, tools bound.
+    router = namespace["router"]
+    state = {**namespace["result"], "messages": list(namespace["result"]["messages"])}
+    state["messages"].append(HumanMessage("and exchanges?"))
+    assert router.turn_update(state["messages"]) == {"stop_decision": None}
+    assert router.tools_for(state, ["lookup"]) == ["lookup"]
+
+
+def examples(cls: type) -> list[str]:
+    doc = inspect.getdoc(cls) or ""
+    section = doc.split("Example:", 1)[1] if "Example:" in doc else ""
+    return [textwrap.dedent(block) for block in BLOCK.findall(textwrap.dedent(section))]
+
+
+def test_the_router_docstring_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    (example,) = examples(stop_on_artifact.StopRouter)
+    assert 'StopRouter(stop_mode="polish", max_retries=1)' in example
+    namespace, run = runner(monkeypatch)
+    run("StopRouter", example)
+    assert [m.type for m in namespace["result"]["messages"]] == ["human", "ai", "tool", "ai"]
+
+
+def test_the_middleware_docstring_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not has_middleware():
+        pytest.skip("create_agent is langchain 1.x")
+    from stop_on_artifact import StopOnArtifactMiddleware
+
+    (example,) = examples(StopOnArtifactMiddleware)
+    assert 'StopOnArtifactMiddleware(stop_mode="never")' in example
+    namespace, run = runner(monkeypatch)
+    run("StopOnArtifactMiddleware", example)
+    assert namespace["result"]["stop_decision"]["rule"] == "stop_mode_never"
+
+
+def test_every_function_the_readme_names_is_public() -> None:
+    text = README.read_text("utf-8")
+    public = set(stop_on_artifact.__all__) | set(stop_on_artifact.testing.__all__)
+    named = set(re.findall(r"`([A-Za-z_]\w*)\(", text))
+    imports = re.findall(r"from stop_on_artifact[\w.]* import (\([^)]*\)|[^\n]+)", text)
+    for imported in imports:
+        named |= {name.strip(" ()\n") for name in imported.split(",")} - {""}
+    assert named, "the README names no function"
+    assert named <= public, sorted(named - public)

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, ValidationError
-from soa_graphs import build, user
-from stop_on_artifact import StopMode, StopRouter, StopSettings
+from soa_graphs import build, has_middleware, user
+from stop_on_artifact import StopMode, StopRouter, StopSettings, decide
 from stop_on_artifact.settings import MAX_LIMIT
 from stop_on_artifact.testing import (
     ScriptedChatModel,
@@ -81,9 +82,55 @@ def test_for_run_takes_only_what_the_run_set() -> None:
     assert POLISH.for_run(validated).stop_mode == "never"
     assert POLISH.for_run({"stop_mode": "hard", "user_id": "x"}).stop_mode == "hard"
     assert POLISH.for_run({"stop_mode": None}) is POLISH
-    assert POLISH.for_run(DataclassContext(stop_mode="hard")) is POLISH  # no record of "set"
     with pytest.raises(ValidationError, match="stop_mode"):
         POLISH.for_run({"stop_mode": "bogus"})
+
+
+@dataclass
+class UnrelatedContext:
+    user_id: str = "u-1"
+
+
+class AttributeContext:
+    max_retries = 1
+
+
+@pytest.mark.parametrize(
+    ("context", "field", "kind"),
+    [
+        (DataclassContext(stop_mode="sk-secret-hard"), "stop_mode", "a dataclass field"),
+        (AttributeContext(), "max_retries", "an attribute"),
+    ],
+)
+def test_a_context_that_keeps_no_record_of_what_was_set_is_refused_out_loud(
+    context: object, field: str, kind: str
+) -> None:
+    with pytest.raises(TypeError) as caught:
+        POLISH.for_run(context)
+    message = str(caught.value)
+    assert f"context field {field} is {kind}" in message
+    assert "settings_from_context=" in message
+    assert "pydantic model or TypedDict" in message
+    assert "sk-secret" not in message
+    assert POLISH.for_run(UnrelatedContext()) is POLISH  # no setting named: nothing to refuse
+
+
+def test_a_dataclass_context_with_a_setting_fails_the_run_naming_the_field(kind: str) -> None:
+    graph = polish_agent(kind, DataclassContext)
+    with pytest.raises(TypeError, match="context field stop_mode is a dataclass field"):
+        graph.invoke(user("store"), context=DataclassContext(stop_mode="never"))
+
+
+@pytest.mark.parametrize(
+    "context",
+    [{"max_retries": MAX_LIMIT + 1}, PydanticContext.model_construct(max_retries=-1)],
+    ids=["dict", "model"],
+)
+def test_an_out_of_range_run_value_fails_the_run_naming_the_field(kind: str, context: Any) -> None:
+    graph = polish_agent(kind, PydanticContext)
+    with pytest.raises(ValidationError, match="max_retries") as caught:
+        graph.invoke(user("store"), context=context)
+    assert str(MAX_LIMIT + 1) not in str(caught.value)
 
 
 def polish_agent(kind: str, context_schema: type[Any], **extra: Any) -> Any:
@@ -92,7 +139,7 @@ def polish_agent(kind: str, context_schema: type[Any], **extra: Any) -> Any:
     return build(kind, model, tools, context_schema=context_schema, settings=POLISH, **extra)
 
 
-@pytest.mark.parametrize("schema", [PydanticContext, DataclassContext, DictContext])
+@pytest.mark.parametrize("schema", [PydanticContext, DictContext])
 def test_a_context_field_default_never_replaces_the_constructor_setting(
     kind: str, schema: type[Any]
 ) -> None:
@@ -125,3 +172,58 @@ def test_settings_from_context_must_return_settings(kind: str) -> None:
     graph = polish_agent(kind, DictContext, settings_from_context=lambda context: "hard")
     with pytest.raises(TypeError, match="settings_from_context must return StopSettings"):
         graph.invoke(user("store"), context={})
+
+
+@pytest.mark.parametrize("owner", ["router", "middleware"])
+def test_flat_arguments_like_langchains_middleware(owner: str) -> None:
+    if owner == "middleware" and not has_middleware():
+        pytest.skip("create_agent is langchain 1.x")
+    make: Any = StopRouter
+    if owner == "middleware":
+        from stop_on_artifact import StopOnArtifactMiddleware
+
+        make = StopOnArtifactMiddleware
+    made = make(stop_mode="polish", max_retries=1)
+    router = made if owner == "router" else made.router
+    assert router.settings == StopSettings(stop_mode="polish", max_retries=1)
+    assert make(settings=POLISH).__class__ is make
+    assert make().__class__ is make
+    with pytest.raises(TypeError, match="either settings= or the flat arguments"):
+        make(settings=POLISH, max_model_calls=3)
+
+
+@pytest.mark.parametrize(
+    ("argument", "value", "allowed"),
+    [
+        ("stop_mode", "sk-secret-bogus", "'hard', 'polish' or 'never'"),
+        ("parallel_policy", "sk-secret-bogus", "'all', 'priority' or 'any'"),
+        ("max_retries", MAX_LIMIT + 1, f"less than or equal to {MAX_LIMIT}"),
+        ("max_retries", True, "a valid integer"),
+        ("max_model_calls", 0, "greater than or equal to 1"),
+    ],
+)
+def test_a_bad_flat_argument_is_a_value_error_naming_it_and_the_allowed_values(
+    argument: str, value: Any, allowed: str
+) -> None:
+    with pytest.raises(ValueError, match=f"StopRouter argument {argument}") as caught:
+        StopRouter(**{argument: value})
+    assert allowed in str(caught.value)
+    assert "sk-secret" not in str(caught.value)
+
+
+class LooseSettings:
+    """Settings typed as plain strings: what SettingsLike used to accept."""
+
+    stop_mode: str = "hard"
+    parallel_policy: str = "all"
+    max_retries: int = 2
+    max_model_calls: int = 6
+
+
+def test_a_misspelt_mode_fails_type_checking() -> None:
+    # mypy strict warns on an unused ignore: each line below must stay a type error.
+    with pytest.raises(ValueError, match="stop_mode"):
+        StopRouter(stop_mode="polsh")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="parallel_policy"):
+        StopRouter(parallel_policy="every")  # type: ignore[arg-type]
+    decide([HumanMessage("hi")], LooseSettings())  # type: ignore[arg-type]

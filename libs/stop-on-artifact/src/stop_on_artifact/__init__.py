@@ -8,11 +8,11 @@ this call's result ends the run. :func:`decide` reads a tool step's artifacts an
 stop the answer is the settled tools' content verbatim (:func:`final_text`), with no
 further model call.
 
-Public modules: this package (``__all__``), :mod:`stop_on_artifact.testing` (a scripted chat
-model, forced outcomes and assertions for your pytest), :mod:`stop_on_artifact.middleware`,
-:mod:`stop_on_artifact.settings`, :mod:`stop_on_artifact.stream` (the custom stream event).
-:mod:`stop_on_artifact.decision`'s message-scanning helpers and
-:mod:`stop_on_artifact.state` are internal: they may change in any release.
+The public API is this package's ``__all__`` (import those names from here) and
+:mod:`stop_on_artifact.testing`'s ``__all__`` (a scripted chat model, forced outcomes and
+assertions for your pytest). Any other name, wherever it lives (the message-scanning helpers
+of :mod:`stop_on_artifact.decision`, :mod:`stop_on_artifact.state`, ...), is internal: it may
+change in any release.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from stop_on_artifact.router import StopRouter
 from stop_on_artifact.settings import ParallelPolicy, SettingsFromContext, StopMode, StopSettings
 
 if TYPE_CHECKING:
-    from stop_on_artifact.middleware import StopOnArtifactMiddleware
+    from stop_on_artifact.middleware import StopOnArtifactMiddleware, StopOnArtifactState
 
 __version__ = "0.2.0"
 
@@ -62,6 +62,7 @@ __all__ = [
     "StopDecision",
     "StopMode",
     "StopOnArtifactMiddleware",
+    "StopOnArtifactState",
     "StopRouter",
     "StopSettings",
     "adopt",
@@ -79,9 +80,9 @@ if not TYPE_CHECKING:  # a module __getattr__ would make a type checker accept a
 
     def __getattr__(name: str) -> Any:
         """Import the middleware on first use: it needs the ``[langchain]`` extra."""
-        if name == "StopOnArtifactMiddleware":
-            from stop_on_artifact.middleware import StopOnArtifactMiddleware
+        if name in {"StopOnArtifactMiddleware", "StopOnArtifactState"}:
+            from stop_on_artifact import middleware
 
-            return StopOnArtifactMiddleware
+            return getattr(middleware, name)
         msg = f"module {__name__!r} has no attribute {name!r}"
         raise AttributeError(msg)

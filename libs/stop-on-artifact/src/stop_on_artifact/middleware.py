@@ -5,7 +5,7 @@
     agent = create_agent(
         model,
         tools,  # each returns (content, artifact) with response_format="content_and_artifact"
-        middleware=[StopOnArtifactMiddleware(settings=StopSettings(stop_mode="hard"))],
+        middleware=[StopOnArtifactMiddleware(stop_mode="hard")],
     )
 
 ``before_model`` runs before every model call, so after a tool step it decides, records the
@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, NotRequired, cast
 
+from typing_extensions import override
+
 try:
     from langchain.agents import AgentState
     from langchain.agents.middleware import (
@@ -30,6 +32,7 @@ try:
         ModelResponse,
         hook_config,
     )
+    from langchain.agents.middleware.types import ContextT, ResponseT
 except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
     msg = (
         "StopOnArtifactMiddleware needs langchain 1.x (create_agent): install the extra, "
@@ -41,20 +44,22 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from stop_on_artifact.decision import StopDecision, final_text
-from stop_on_artifact.router import StopRouter
-from stop_on_artifact.settings import SettingsFromContext, StopSettings
+from stop_on_artifact.router import StopRouter, _settings_from_arguments
+from stop_on_artifact.settings import ParallelPolicy, SettingsFromContext, StopMode, StopSettings
 from stop_on_artifact.state import require_messages
 from stop_on_artifact.stream import DecisionHook, ModelCallHook
 
 
-class StopOnArtifactState(AgentState[Any]):
+class StopOnArtifactState(AgentState[ResponseT]):
     """``create_agent``'s state with the latest stop decision."""
 
     stop_decision: NotRequired[StopDecision | None]
     """Decision of the latest tool step this turn; None when no tool ran. Checkpointed."""
 
 
-class StopOnArtifactMiddleware(AgentMiddleware[StopOnArtifactState, Any]):
+class StopOnArtifactMiddleware(
+    AgentMiddleware[StopOnArtifactState[ResponseT], ContextT, ResponseT]
+):
     """Stop after a tool step when :func:`stop_on_artifact.decide` says so.
 
     The constructor's settings hold unless the run's context set a same-named field
@@ -62,49 +67,87 @@ class StopOnArtifactMiddleware(AgentMiddleware[StopOnArtifactState, Any]):
     :meth:`StopSettings.for_run`: a field's default never counts), or, when given,
     ``settings_from_context`` decides.
 
+    Example:
+        ```python
+        from langchain.agents import create_agent
+
+        from stop_on_artifact import StopOnArtifactMiddleware
+        from stop_on_artifact.testing import ScriptedChatModel, call_then_answer, forced_tool
+
+        agent = create_agent(
+            ScriptedChatModel(script=call_then_answer("search")),
+            [forced_tool("search", "success")],
+            middleware=[StopOnArtifactMiddleware(stop_mode="never")],
+        )
+        result = agent.invoke({"messages": [{"role": "user", "content": "store"}]})
+        assert result["stop_decision"]["rule"] == "stop_mode_never"  # the model answers
+        ```
+
     Args:
-        settings: The settings; ``StopSettings()`` (the defaults) when None.
+        stop_mode: What a stop does (:data:`~stop_on_artifact.StopMode`); default ``hard``.
+        parallel_policy: Several calls in one model turn
+            (:data:`~stop_on_artifact.ParallelPolicy`); default ``all``.
+        max_retries: Transient outcomes allowed per user message, 0 to 50; default 2.
+        max_model_calls: Model calls allowed per user message, 1 to 50; default 6.
+        settings: All four at once, instead of the flat arguments.
         settings_from_context: Your own rule from the run's context to its settings.
         on_decision: Called with every decision, after it is streamed.
         on_model_call: Called after every model call with the messages so far.
+
+    Raises:
+        TypeError: If ``settings`` is given with a flat argument, or is not a
+            :class:`StopSettings`.
+        ValueError: If a flat argument is outside its allowed values (named, never quoted).
     """
 
-    state_schema = StopOnArtifactState
+    state_schema = StopOnArtifactState  # type: ignore[assignment]
 
     def __init__(
         self,
         *,
+        stop_mode: StopMode | None = None,
+        parallel_policy: ParallelPolicy | None = None,
+        max_retries: int | None = None,
+        max_model_calls: int | None = None,
         settings: StopSettings | None = None,
         settings_from_context: SettingsFromContext | None = None,
         on_decision: DecisionHook | None = None,
         on_model_call: ModelCallHook | None = None,
     ) -> None:
-        """Keep the settings."""
+        """Validate and keep the settings."""
         super().__init__()
-        # The decision, its stream event and the hard-stop test are the router's, as in a
-        # hand-built graph: the middleware only places them in create_agent's hooks.
+        flat = {
+            "stop_mode": stop_mode,
+            "parallel_policy": parallel_policy,
+            "max_retries": max_retries,
+            "max_model_calls": max_model_calls,
+        }
+        # The decision, its stream event, the hard-stop test and the polish call's tools are
+        # the router's, as in a hand-built graph: the middleware places them in the hooks.
         self.router = StopRouter(
-            settings=settings,
+            settings=_settings_from_arguments(type(self).__name__, settings, flat),
             settings_from_context=settings_from_context,
             on_decision=on_decision,
         )
         self.on_model_call = on_model_call
 
     @property
+    @override
     def name(self) -> str:
         """Node-name prefix: the hook's node is ``stop_on_artifact.before_model``."""
         return "stop_on_artifact"
 
     @hook_config(can_jump_to=["end"])
+    @override
     def before_model(
-        self, state: StopOnArtifactState, runtime: Runtime[Any]
+        self, state: StopOnArtifactState[ResponseT], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
         """Decide about the tool step that just ran, if any."""
         messages = state.get("messages", [])
         require_messages(messages)
         last = messages[-1]
         if isinstance(last, HumanMessage):
-            return {"stop_decision": None}  # a new turn: no tool has run yet
+            return dict(self.router.turn_update(messages))  # a new turn: no tool has run yet
         if not isinstance(last, ToolMessage):
             return None
         update: dict[str, Any] = self.router.after_tools(messages, runtime.context)
@@ -114,37 +157,40 @@ class StopOnArtifactMiddleware(AgentMiddleware[StopOnArtifactState, Any]):
         return update
 
     @hook_config(can_jump_to=["end"])
+    @override
     async def abefore_model(
-        self, state: StopOnArtifactState, runtime: Runtime[Any]
+        self, state: StopOnArtifactState[ResponseT], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
         """Async twin of :meth:`before_model`."""
         return self.before_model(state, runtime)
 
-    @staticmethod
-    def _request(request: ModelRequest[Any]) -> ModelRequest[Any]:
-        decision = cast("StopDecision | None", request.state.get("stop_decision"))
-        if decision is not None and decision["action"] == "stop":
+    def _request(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
+        if self.router.polishing(request.state):
             return request.override(tools=[])  # polish: phrase the answer, call nothing
         return request
 
-    def _record(self, request: ModelRequest[Any], response: ModelResponse) -> ModelResponse:
+    def _record(
+        self, request: ModelRequest[ContextT], response: ModelResponse[ResponseT]
+    ) -> ModelResponse[ResponseT]:
         if self.on_model_call is not None:
             decision = cast("StopDecision | None", request.state.get("stop_decision"))
             self.on_model_call([*request.state["messages"], *response.result], decision)
         return response
 
+    @override
     def wrap_model_call(
         self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse],
-    ) -> ModelResponse:
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
+    ) -> ModelResponse[ResponseT]:
         """Unbind the tools for the one polish call after a stop."""
         return self._record(request, handler(self._request(request)))
 
+    @override
     async def awrap_model_call(
         self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse]],
-    ) -> ModelResponse:
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
+    ) -> ModelResponse[ResponseT]:
         """Async twin of :meth:`wrap_model_call`."""
         return self._record(request, await handler(self._request(request)))

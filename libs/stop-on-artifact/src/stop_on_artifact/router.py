@@ -7,57 +7,231 @@ Any graph whose state has ``messages`` (with the ``add_messages`` reducer) and a
              tools -> route_after_tools -> agent | finalize
              finalize -> END
 
-Call :meth:`StopRouter.after_tools` at the end of your tools node (it decides, streams the
-decision and returns the ``stop_decision`` update), route with
-:meth:`StopRouter.route_after_tools`, and add :meth:`StopRouter.finalize` as the
-``finalize`` node. ``finalize`` makes no model call: it relays the settled tools' content.
-Nothing here needs ``langchain`` or langgraph 1.x: it runs on langgraph 0.6 as well.
+In your ``agent`` node, bind the model with :meth:`StopRouter.bind_model` (no tools for the
+one polish call after a stop) and return :meth:`StopRouter.turn_update` with the reply (a
+new turn clears the last turn's decision). Call :meth:`StopRouter.after_tools` at the end
+of your tools node (it decides, streams the decision and returns the ``stop_decision``
+update), route with :meth:`StopRouter.route_after_tools`, and add
+:meth:`StopRouter.finalize` as the ``finalize`` node. ``finalize`` makes no model call: it
+relays the settled tools' content. Nothing here needs ``langchain`` or langgraph 1.x: it
+runs on langgraph 0.6 as well.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable
+from pydantic import ValidationError
 
 from stop_on_artifact.decision import StopDecision, decide, final_text, is_hard_stop
-from stop_on_artifact.settings import SettingsFromContext, StopSettings, resolve_settings
+from stop_on_artifact.settings import (
+    ParallelPolicy,
+    SettingsFromContext,
+    StopMode,
+    StopSettings,
+    resolve_settings,
+)
 from stop_on_artifact.stream import DecisionHook, emit
+
+ToolT = TypeVar("ToolT")
+
+
+def _settings_from_arguments(
+    owner: str, settings: StopSettings | None, flat: Mapping[str, object]
+) -> StopSettings:
+    """Return a constructor's settings: ``settings``, or the flat arguments validated.
+
+    Args:
+        owner: The class whose arguments these are, named in errors.
+        settings: A settings object, or None.
+        flat: The flat arguments (``stop_mode`` ...); None means not given.
+
+    Returns:
+        The settings (``StopSettings()`` when nothing is given).
+
+    Raises:
+        TypeError: If both ``settings`` and a flat argument are given, or ``settings`` is
+            not a :class:`StopSettings`.
+        ValueError: If a flat argument is outside its allowed values (the argument and the
+            allowed values are named, the value never).
+    """
+    given = {name: value for name, value in flat.items() if value is not None}
+    if settings is not None:
+        if given:
+            msg = (
+                f"{owner} takes either settings= or the flat arguments "
+                f"({', '.join(sorted(given))}), not both"
+            )
+            raise TypeError(msg)
+        if not isinstance(settings, StopSettings):
+            msg = "settings must be a StopSettings"
+            raise TypeError(msg)
+        return settings
+    try:
+        return StopSettings.model_validate(given)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in problem['loc'])}: {problem['msg']}"
+            for problem in error.errors(include_input=False, include_url=False)
+        )
+        msg = f"{owner} argument {problems}"
+        raise ValueError(msg) from None
 
 
 class StopRouter:
-    """The tools-step decision, the router after tools and the ``finalize`` node.
+    """The model's tools, the tools-step decision, the router after tools and ``finalize``.
 
     Configured like :class:`~stop_on_artifact.middleware.StopOnArtifactMiddleware`: the
     constructor's settings hold unless the run's context set a same-named field (see
     :meth:`StopSettings.for_run`), or, when given, ``settings_from_context`` decides.
 
+    Example:
+        ```python
+        from langgraph.graph import END, START, MessagesState, StateGraph
+        from langgraph.prebuilt import ToolNode, tools_condition
+
+        from stop_on_artifact import StopDecision, StopRouter
+        from stop_on_artifact.testing import ScriptedChatModel, call_then_answer, forced_tool
+
+        tools = [forced_tool("search", "success")]
+        chat_model = ScriptedChatModel(script=call_then_answer("search"))
+        router = StopRouter(stop_mode="polish", max_retries=1)
+
+
+        class State(MessagesState):
+            stop_decision: StopDecision | None
+
+
+        def agent(state: State) -> dict[str, object]:
+            reply = router.bind_model(chat_model, tools, state).invoke(state["messages"])
+            return {"messages": [reply], **router.turn_update(state["messages"])}
+
+
+        def run_tools(state: State) -> dict[str, object]:
+            new = ToolNode(tools).invoke(state)["messages"]
+            return {"messages": new, **router.after_tools([*state["messages"], *new])}
+
+
+        builder = StateGraph(State)
+        builder.add_node("agent", agent)
+        builder.add_node("tools", run_tools)
+        builder.add_node("finalize", router.finalize)
+        builder.add_edge(START, "agent")
+        builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
+        builder.add_conditional_edges(
+            "tools", router.route_after_tools, {"agent": "agent", "finalize": "finalize"}
+        )
+        builder.add_edge("finalize", END)
+        result = builder.compile().invoke({"messages": [{"role": "user", "content": "store"}]})
+        assert result["stop_decision"]["rule"] == "completed"  # then one polish call, no tools
+        ```
+
     Args:
-        settings: The settings; ``StopSettings()`` (the defaults) when None.
+        stop_mode: What a stop does (:data:`~stop_on_artifact.StopMode`); default ``hard``.
+        parallel_policy: Several calls in one model turn
+            (:data:`~stop_on_artifact.ParallelPolicy`); default ``all``.
+        max_retries: Transient outcomes allowed per user message, 0 to 50; default 2.
+        max_model_calls: Model calls allowed per user message, 1 to 50; default 6.
+        settings: All four at once, instead of the flat arguments.
         settings_from_context: Your own rule from the run's context to its settings; it
             replaces the same-named-field rule entirely.
         on_decision: Called with every decision, after it is streamed.
+
+    Raises:
+        TypeError: If ``settings`` is given with a flat argument, or is not a
+            :class:`StopSettings`.
+        ValueError: If a flat argument is outside its allowed values (named, never quoted).
     """
 
     def __init__(
         self,
         *,
+        stop_mode: StopMode | None = None,
+        parallel_policy: ParallelPolicy | None = None,
+        max_retries: int | None = None,
+        max_model_calls: int | None = None,
         settings: StopSettings | None = None,
         settings_from_context: SettingsFromContext | None = None,
         on_decision: DecisionHook | None = None,
     ) -> None:
-        """Keep the settings."""
-        self.settings = StopSettings() if settings is None else settings
-        if not isinstance(self.settings, StopSettings):
-            msg = "settings must be a StopSettings"
-            raise TypeError(msg)
+        """Validate and keep the settings."""
+        flat = {
+            "stop_mode": stop_mode,
+            "parallel_policy": parallel_policy,
+            "max_retries": max_retries,
+            "max_model_calls": max_model_calls,
+        }
+        self.settings = _settings_from_arguments(type(self).__name__, settings, flat)
         self.settings_from_context = settings_from_context
         self.on_decision = on_decision
 
     def settings_for(self, context: object) -> StopSettings:
         """Return the settings of the run whose context is ``context``."""
         return resolve_settings(self.settings, context, self.settings_from_context)
+
+    @staticmethod
+    def turn_update(messages: Sequence[BaseMessage]) -> dict[str, None]:
+        """Return the update a model node adds to its reply: a new turn clears the decision.
+
+        Args:
+            messages: The messages the model node was called with.
+
+        Returns:
+            ``{"stop_decision": None}`` when the last message is the user's (a new turn:
+            no tool has run yet), else ``{}``.
+        """
+        if messages and isinstance(messages[-1], HumanMessage):
+            return {"stop_decision": None}
+        return {}
+
+    @staticmethod
+    def polishing(state: Mapping[str, Any]) -> bool:
+        """Return whether the next model call is the one polish call after a stop.
+
+        Args:
+            state: The graph state, holding ``messages`` and ``stop_decision``.
+
+        Returns:
+            True when the turn's latest decision stopped (and did not end the run), so the
+            model phrases the answer and must call no tool.
+        """
+        messages = state.get("messages") or []
+        if messages and isinstance(messages[-1], HumanMessage):
+            return False  # a new turn: the decision left in the state is the last turn's
+        decision = state.get("stop_decision")
+        return decision is not None and decision["action"] == "stop"
+
+    def tools_for(self, state: Mapping[str, Any], tools: Sequence[ToolT]) -> list[ToolT]:
+        """Return the tools the next model call may use: none for the polish call.
+
+        Args:
+            state: The graph state, holding ``messages`` and ``stop_decision``.
+            tools: The agent's tools.
+
+        Returns:
+            ``[]`` for the one polish call after a stop, else ``tools``.
+        """
+        return [] if self.polishing(state) else list(tools)
+
+    def bind_model(
+        self, model: BaseChatModel, tools: Sequence[Any], state: Mapping[str, Any]
+    ) -> Runnable[LanguageModelInput, Any]:
+        """Return the model to call next: bound to ``tools``, or unbound for the polish call.
+
+        Args:
+            model: The chat model.
+            tools: The agent's tools.
+            state: The graph state, holding ``messages`` and ``stop_decision``.
+
+        Returns:
+            ``model.bind_tools(tools)``, or ``model`` itself when no tool may be called.
+        """
+        allowed = self.tools_for(state, tools)
+        return model.bind_tools(allowed) if allowed else model
 
     def after_tools(
         self, messages: Sequence[BaseMessage], context: object = None

@@ -13,6 +13,7 @@ A run overrides a constructor setting only with a value that run actually set
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import is_dataclass
 from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,12 +37,12 @@ class SettingsLike(Protocol):
     """What the decision reads: any object with these four attributes."""
 
     @property
-    def stop_mode(self) -> str:
+    def stop_mode(self) -> StopMode:
         """One of :data:`STOP_MODES`."""
         ...
 
     @property
-    def parallel_policy(self) -> str:
+    def parallel_policy(self) -> ParallelPolicy:
         """One of :data:`PARALLEL_POLICIES`."""
         ...
 
@@ -120,9 +121,12 @@ class StopSettings(BaseModel):
           its ``model_fields_set``, that is the fields given when it was built or validated
           (over the API, the keys the client sent);
         - a mapping (a ``TypedDict`` context, a plain dict): the keys it holds;
-        - None, a dataclass or any other object: nothing. A dataclass keeps no record of
-          which fields were given, so its defaults would be indistinguishable from a
-          choice: pass ``settings_from_context`` to the router or middleware instead.
+        - None, or an object with no attribute named like a setting: nothing;
+        - a dataclass, or any other object, with an attribute named like a setting: refused
+          with a :class:`TypeError`. Such an object keeps no record of which fields were
+          given, so its defaults cannot be told from a choice: pass
+          ``settings_from_context`` to the router or middleware, or use a pydantic model or
+          a ``TypedDict`` context.
 
         A value of None keeps the setting too.
 
@@ -135,12 +139,16 @@ class StopSettings(BaseModel):
         Raises:
             pydantic.ValidationError: If a replacing value is outside its allowed values
                 (named, not quoted).
+            TypeError: If the context is neither a pydantic model nor a mapping and has an
+                attribute named like a setting (the field is named, its value never).
         """
         given: dict[str, Any] = {}
         if isinstance(context, BaseModel):
             given = {name: getattr(context, name) for name in context.model_fields_set}
         elif isinstance(context, Mapping):
             given = dict(context)
+        elif context is not None:
+            _refuse_unrecorded(context)
         overrides = {
             name: value
             for name, value in given.items()
@@ -152,6 +160,19 @@ class StopSettings(BaseModel):
 
     def _own(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in StopSettings.model_fields}
+
+
+def _refuse_unrecorded(context: object) -> None:
+    """Refuse a context that names a setting but keeps no record of what was set."""
+    for name in StopSettings.model_fields:
+        if hasattr(context, name):
+            kind = "a dataclass field" if is_dataclass(context) else "an attribute"
+            msg = (
+                f"context field {name} is {kind}: the library cannot tell its default from a "
+                "choice; pass settings_from_context= to StopRouter or "
+                "StopOnArtifactMiddleware, or use a pydantic model or TypedDict context"
+            )
+            raise TypeError(msg)
 
 
 SettingsFromContext = Callable[[Any], "StopSettings | None"]
