@@ -121,7 +121,9 @@ async def test_the_next_turn_starts_under_its_own_context(graph_name: str) -> No
     await graph.ainvoke(approve, config())
     # A new user message is a new turn: the defaults (cap 500, refuse) apply to it.
     state = await graph.ainvoke(user(QUESTION), config(), context={"force_outcome": "success"})
-    assert state[TURN_CONTEXT_KEY] == {"force_outcome": "success", "model": "offline"}
+    kept = (await graph.aget_state(config())).values[TURN_CONTEXT_KEY]
+    assert kept == {"force_outcome": "success", "model": "offline"}
+    assert TURN_CONTEXT_KEY not in state and VERDICT_KEY not in state  # records, not output
     assert len(charged(state)) == 2 and state["stop_decision"]["rule"] == "completed"
 
 
