@@ -31,8 +31,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
+from stop_on_artifact.messages import require_messages
 from stop_on_artifact.router import StopRouter
-from stop_on_artifact.state import require_messages
 
 from agent.context import Context, resolve
 from agent.graphs.commands import checked

@@ -8,11 +8,15 @@ this call's result ends the run. :func:`decide` reads a tool step's artifacts an
 stop the answer is the settled tools' content verbatim (:func:`final_text`), with no
 further model call.
 
-Public modules: this package (``__all__``), :mod:`stop_on_artifact.testing` (a scripted chat
-model, forced outcomes and assertions for your pytest), :mod:`stop_on_artifact.middleware`,
-:mod:`stop_on_artifact.settings`, :mod:`stop_on_artifact.stream` (the custom stream event).
-:mod:`stop_on_artifact.decision`'s message-scanning helpers and
-:mod:`stop_on_artifact.state` are internal: they may change in any release.
+Public modules: this package (``__all__``), :mod:`stop_on_artifact.messages` (read a turn
+the way the decision does, with a stability promise), :mod:`stop_on_artifact.testing` (a
+scripted chat model, forced outcomes and assertions for your pytest),
+:mod:`stop_on_artifact.artifact`, :mod:`stop_on_artifact.decision`,
+:mod:`stop_on_artifact.middleware`, :mod:`stop_on_artifact.router`,
+:mod:`stop_on_artifact.settings`, :mod:`stop_on_artifact.texts` and
+:mod:`stop_on_artifact.stream` (the custom stream event). A module whose docstring starts
+with "Internal:" (:mod:`~stop_on_artifact.parts`, :mod:`~stop_on_artifact.rules`,
+:mod:`~stop_on_artifact.answer`, :mod:`~stop_on_artifact.state`) may change in any release.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from stop_on_artifact.decision import (
     StopDecision,
     decide,
     final_text,
+    is_hard_stop,
+    not_done_text,
 )
 from stop_on_artifact.router import StopRouter
 from stop_on_artifact.settings import ParallelPolicy, SettingsFromContext, StopMode, StopSettings
@@ -69,6 +75,8 @@ __all__ = [
     "decide",
     "fatal",
     "final_text",
+    "is_hard_stop",
+    "not_done_text",
     "parse_artifact",
     "policy_block",
     "transient",
