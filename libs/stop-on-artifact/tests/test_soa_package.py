@@ -30,7 +30,7 @@ PUBLIC = {
     "final_text", "not_done_text", "ANSWER_SEPARATOR",
     "RETRY_BUDGET_MESSAGE", "MODEL_CALL_LIMIT_MESSAGE",
     # settings
-    "StopSettings", "StopMode", "ParallelPolicy", "SettingsFromContext",
+    "StopSettings", "StopMode", "ParallelPolicy", "SettingsFromContext", "StopTexts",
     # wiring: hand-built graphs, create_agent, existing tools
     "StopRouter", "StopOnArtifactMiddleware", "adopt",
 }  # fmt: skip

@@ -48,6 +48,7 @@ from stop_on_artifact.decision import (
 )
 from stop_on_artifact.router import StopRouter
 from stop_on_artifact.settings import ParallelPolicy, SettingsFromContext, StopMode, StopSettings
+from stop_on_artifact.texts import StopTexts
 
 if TYPE_CHECKING:
     from stop_on_artifact.middleware import StopOnArtifactMiddleware
@@ -70,6 +71,7 @@ __all__ = [
     "StopOnArtifactMiddleware",
     "StopRouter",
     "StopSettings",
+    "StopTexts",
     "adopt",
     "completed",
     "decide",
