@@ -213,3 +213,11 @@ def test_the_middleware_answers_in_the_teams_language() -> None:
     answer = graph.invoke(user("q"))["messages"][-1]
     assert answer.content.endswith(ANSWER_SEPARATOR + SPANISH.retry_budget)
     assert isinstance(StopRouter(settings=StopSettings(texts=SPANISH)).settings.texts, StopTexts)
+
+
+def test_a_run_context_sets_the_texts_of_the_middleware() -> None:
+    pytest.importorskip("langchain.agents.middleware")
+    model = ScriptedChatModel(script=call_then_answer("search"))
+    graph = build("middleware", model, [forced_tool("search", "transient")])
+    out = graph.invoke(user("q"), context={"max_retries": 0, "texts": {"retry_budget": "Fin."}})
+    assert out["messages"][-1].content.endswith(ANSWER_SEPARATOR + "Fin.")
