@@ -21,7 +21,7 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.utils import count_tokens_approximately
 from stop_on_artifact.artifact import NOT_DONE_FIELD
-from stop_on_artifact.decision import (  # internal
+from stop_on_artifact.messages import (
     latest_tool_step,
     message_text,
     turn_results,

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, cast
 import stop_on_artifact as stopping
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langgraph.types import Command
-from stop_on_artifact.decision import turn_start
+from stop_on_artifact.messages import turn_start
 from typing_extensions import TypedDict
 
 from agent.approval import MAX_REASON_CHARS, approval_request, ask, reject_reason

@@ -31,7 +31,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
-from stop_on_artifact.decision import turn_start
+from stop_on_artifact.messages import turn_start
 
 from agent.client.scenarios import GRAPHS
 from agent.graphs.legacy import build_legacy

@@ -42,7 +42,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from stop_on_artifact import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
 from stop_on_artifact.artifact import NOT_DONE_FIELD
-from stop_on_artifact.decision import invocation_index
+from stop_on_artifact.messages import invocation_index
 
 from agent.context import Context
 from agent.policy import SPEND_CAP_MESSAGE

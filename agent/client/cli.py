@@ -821,9 +821,15 @@ def _add_answer_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
+NO_FLAG = frozenset({"texts"})
+"""Context fields with no flag: ``texts`` is an object (the server's default, or a JSON context)."""
+
+
 def _add_context_flags(parser: argparse.ArgumentParser) -> None:
     """Add one flag per ``Context`` field, so a new field gets its flag with no edit here."""
     for name, info in Context.model_fields.items():
+        if name in NO_FLAG:
+            continue
         flag = "--" + name.replace("_", "-")
         if name == "force_outcome":
             parser.add_argument(
@@ -883,7 +889,7 @@ def context_from(args: argparse.Namespace) -> dict[str, Any]:
         outcomes = [value for group in args.force_outcome for value in group]
         context["force_outcome"] = outcomes[0] if len(outcomes) == 1 else outcomes
     for name in Context.model_fields:
-        if name == "force_outcome":
+        if name == "force_outcome" or name in NO_FLAG:
             continue
         value = getattr(args, name)
         if value is not None:

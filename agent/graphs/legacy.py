@@ -32,7 +32,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
 from stop_on_artifact import StopRouter
-from stop_on_artifact.state import require_messages
+from stop_on_artifact.messages import require_messages
 
 from agent.context import Context, resolve
 from agent.graphs.commands import checked

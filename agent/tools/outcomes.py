@@ -6,7 +6,7 @@ import random
 from collections.abc import Mapping, Sequence
 
 from langchain_core.messages import BaseMessage
-from stop_on_artifact.decision import invocation_index  # internal: the turn's call order
+from stop_on_artifact.messages import invocation_index
 
 from agent.context import Context, Outcome
 

@@ -28,7 +28,7 @@ from langgraph.config import get_config
 from langsmith import RunTree
 from langsmith.run_helpers import get_current_run_tree
 from stop_on_artifact import StopDecision
-from stop_on_artifact.decision import turn_start  # internal: the library's own turn scan
+from stop_on_artifact.messages import turn_start
 
 from agent.frameworks.langchain_core import open_run
 from agent.tracing.allowlist import sanitize_artifact

@@ -34,6 +34,7 @@ BAD_CONTEXT: dict[str, Any] = {
     "spend_cap": "lots",
     "max_model_calls": 0,
     "on_policy_block": "maybe",
+    "texts": {"retry_budget": ""},
 }
 
 

@@ -18,6 +18,7 @@ from agent.client.cli import (
     EXIT_FAILED,
     EXIT_PAUSED,
     EXIT_UNREACHABLE,
+    NO_FLAG,
     check,
     context_from,
     main,
@@ -97,7 +98,7 @@ def test_every_context_field_has_a_flag() -> None:
         ]
     )  # fmt: skip
     context = context_from(args)
-    assert set(context) == set(Context.model_fields)
+    assert set(context) == set(Context.model_fields) - NO_FLAG
     assert context["force_outcome"] == ["retryable", "success", "fatal"]
     assert Context.model_validate(context).spend_cap == 12.5
     one = context_from(parser().parse_args(["ask", "q", "--force-outcome", "fatal"]))

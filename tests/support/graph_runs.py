@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
-from stop_on_artifact.decision import turn_start
+from stop_on_artifact.messages import turn_start
 
 from agent.client.scenarios import MODEL_NODES
 from agent.graphs.legacy import build_legacy

@@ -22,8 +22,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.errors import GraphRecursionError
-from stop_on_artifact import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
-from stop_on_artifact.decision import not_done_text
+from stop_on_artifact import (
+    ANSWER_SEPARATOR,
+    MODEL_CALL_LIMIT_MESSAGE,
+    RETRY_BUDGET_MESSAGE,
+    not_done_text,
+)
 from stop_on_artifact.testing import ScriptedChatModel, tool_call
 
 from agent.client.scenarios import GRAPHS

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import stop_on_artifact as stopping
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from stop_on_artifact import InvalidArtifactError, decide, parse_artifact
-from stop_on_artifact.decision import is_hard_stop, transient_count
+from stop_on_artifact import InvalidArtifactError, decide, is_hard_stop, parse_artifact
+from stop_on_artifact.messages import transient_count
 
 from agent.context import Context
 

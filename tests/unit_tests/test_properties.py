@@ -33,10 +33,11 @@ from stop_on_artifact import (
     RULES,
     InvalidArtifactError,
     decide,
+    is_hard_stop,
     parse_artifact,
 )
 from stop_on_artifact.artifact import MAX_EXTRA_FIELD_CHARS
-from stop_on_artifact.decision import invocation_index, is_hard_stop, message_text
+from stop_on_artifact.messages import invocation_index, message_text
 
 from agent.client.scenarios import GRAPHS
 from agent.context import Context

@@ -17,7 +17,7 @@ import stop_on_artifact
 
 LIBRARY = Path(__file__).resolve().parents[1]
 PACKAGE = LIBRARY / "src" / "stop_on_artifact"
-STDLIB = {"__future__", "collections", "dataclasses", "logging", "typing", "json", "re"}
+STDLIB = {"__future__", "collections", "dataclasses", "logging", "typing", "json", "re", "string"}
 ALLOWED = STDLIB | {"typing_extensions", "pydantic", "langchain_core", "langgraph"}
 
 PUBLIC = {
@@ -25,11 +25,12 @@ PUBLIC = {
     "completed", "transient", "fatal", "policy_block", "Reason", "REASONS",
     "parse_artifact", "InvalidArtifactError",
     # the decision and its rules
-    "decide", "StopDecision", "Rule", "RULES",
+    "decide", "StopDecision", "Rule", "RULES", "is_hard_stop",
     # a hard stop's answer
-    "final_text", "ANSWER_SEPARATOR", "RETRY_BUDGET_MESSAGE", "MODEL_CALL_LIMIT_MESSAGE",
+    "final_text", "not_done_text", "ANSWER_SEPARATOR",
+    "RETRY_BUDGET_MESSAGE", "MODEL_CALL_LIMIT_MESSAGE",
     # settings
-    "StopSettings", "StopMode", "ParallelPolicy", "SettingsFromContext",
+    "StopSettings", "StopMode", "ParallelPolicy", "SettingsFromContext", "StopTexts",
     # wiring: hand-built graphs, create_agent, existing tools
     "StopRouter", "StopOnArtifactMiddleware", "StopOnArtifactState", "adopt",
 }  # fmt: skip

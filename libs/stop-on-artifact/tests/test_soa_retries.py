@@ -32,10 +32,11 @@ from stop_on_artifact import (
     decide,
     fatal,
     final_text,
+    is_hard_stop,
     policy_block,
     transient,
 )
-from stop_on_artifact.decision import is_hard_stop, message_text, turn_results
+from stop_on_artifact.messages import message_text, turn_results
 from stop_on_artifact.testing import (
     Script,
     ScriptedChatModel,

@@ -8,11 +8,17 @@ this call's result ends the run. :func:`decide` reads a tool step's artifacts an
 stop the answer is the settled tools' content verbatim (:func:`final_text`), with no
 further model call.
 
-The public API is this package's ``__all__`` (import those names from here) and
-:mod:`stop_on_artifact.testing`'s ``__all__`` (a scripted chat model, forced outcomes and
-assertions for your pytest). Any other name, wherever it lives (the message-scanning helpers
-of :mod:`stop_on_artifact.decision`, :mod:`stop_on_artifact.state`, ...), is internal: it may
-change in any release.
+The public API is this package's ``__all__`` (import those names from here) and the
+``__all__`` of its public modules: :mod:`stop_on_artifact.messages` (read a turn the way the
+decision does, with a stability promise), :mod:`stop_on_artifact.testing` (a scripted chat
+model, forced outcomes and assertions for your pytest), :mod:`stop_on_artifact.artifact`,
+:mod:`stop_on_artifact.decision`, :mod:`stop_on_artifact.middleware`,
+:mod:`stop_on_artifact.router`, :mod:`stop_on_artifact.settings`,
+:mod:`stop_on_artifact.texts` and :mod:`stop_on_artifact.stream` (the custom stream event).
+Any other name is internal, and so is a module whose docstring starts with "Internal:"
+(:mod:`~stop_on_artifact.parts`, :mod:`~stop_on_artifact.rules`,
+:mod:`~stop_on_artifact.answer`, :mod:`~stop_on_artifact.state`): it may change in any
+release.
 """
 
 from __future__ import annotations
@@ -39,9 +45,12 @@ from stop_on_artifact.decision import (
     StopDecision,
     decide,
     final_text,
+    is_hard_stop,
+    not_done_text,
 )
 from stop_on_artifact.router import StopRouter
 from stop_on_artifact.settings import ParallelPolicy, SettingsFromContext, StopMode, StopSettings
+from stop_on_artifact.texts import StopTexts
 
 if TYPE_CHECKING:
     from stop_on_artifact.middleware import StopOnArtifactMiddleware, StopOnArtifactState
@@ -65,11 +74,14 @@ __all__ = [
     "StopOnArtifactState",
     "StopRouter",
     "StopSettings",
+    "StopTexts",
     "adopt",
     "completed",
     "decide",
     "fatal",
     "final_text",
+    "is_hard_stop",
+    "not_done_text",
     "parse_artifact",
     "policy_block",
     "transient",

@@ -152,7 +152,8 @@ class StopOnArtifactMiddleware(
             return None
         update: dict[str, Any] = self.router.after_tools(messages, runtime.context)
         if self.router.is_hard(update, runtime.context):
-            answer = AIMessage(content=final_text(update["stop_decision"], messages))
+            texts = self.router.settings_for(runtime.context).texts
+            answer = AIMessage(content=final_text(update["stop_decision"], messages, texts))
             return {**update, "jump_to": "end", "messages": [answer]}
         return update
 

@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeVar
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
+from langgraph.runtime import get_runtime
 from pydantic import ValidationError
 
 from stop_on_artifact.decision import StopDecision, decide, final_text, is_hard_stop
@@ -268,8 +269,7 @@ class StopRouter:
         """
         return "finalize" if self.is_hard(state, context) else "agent"
 
-    @staticmethod
-    def finalize(state: Mapping[str, Any]) -> dict[str, list[AIMessage]]:
+    def finalize(self, state: Mapping[str, Any]) -> dict[str, list[AIMessage]]:
         """Answer with the settled tools' content verbatim. No model call.
 
         Args:
@@ -285,4 +285,13 @@ class StopRouter:
         if decision is None or decision["action"] != "stop":
             msg = "finalize reached without a stop decision in 'stop_decision'"
             raise RuntimeError(msg)
-        return {"messages": [AIMessage(content=final_text(decision, state["messages"]))]}
+        texts = self.settings_for(_run_context()).texts  # the run's own texts, if it set them
+        return {"messages": [AIMessage(content=final_text(decision, state["messages"], texts))]}
+
+
+def _run_context() -> object:
+    """Return the running graph's context, or None outside a run."""
+    try:
+        return get_runtime().context
+    except RuntimeError:  # called outside a graph run
+        return None

@@ -1,4 +1,4 @@
-"""The four settings the stop decision reads, defined once, and how a run overrides them.
+"""The settings the stop decision reads, defined once, and how a run overrides them.
 
 :class:`StopSettings` is the one settings type: frozen, validated on construction, with
 each setting's default, bounds and description written here only. The router and the
@@ -17,6 +17,8 @@ from dataclasses import is_dataclass
 from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from stop_on_artifact.texts import StopTexts
 
 StopMode = Literal["hard", "polish", "never"]
 """``hard``: a stop ends the run with the settled tools' content, no further model call.
@@ -109,6 +111,14 @@ class StopSettings(BaseModel):
             "user-safe message. A run capped at k model calls needs a recursion_limit of at "
             "least 2k+2 steps in a hand-built graph (agent, tools) and 3k+2 in create_agent "
             "with the middleware (LangGraph 1.x defaults are far above that)."
+        ),
+    )
+    texts: StopTexts = Field(
+        default_factory=StopTexts,
+        description=(
+            "The texts a person reads when a hard stop ends the run: the retry-budget and "
+            "model-call-limit closing lines and the generic 'not done' line. English by "
+            "default; set your own for another language."
         ),
     )
 

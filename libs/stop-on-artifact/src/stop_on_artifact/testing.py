@@ -56,9 +56,8 @@ from langgraph.prebuilt import InjectedState
 from pydantic import BaseModel, Field
 
 from stop_on_artifact import artifact as builders
-from stop_on_artifact.decision import (
-    StopDecision,
-    final_text,
+from stop_on_artifact.decision import StopDecision, final_text
+from stop_on_artifact.messages import (
     invocation_index,
     latest_tool_step,
     message_text,
