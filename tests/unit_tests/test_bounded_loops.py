@@ -26,10 +26,10 @@ from stop_on_artifact import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_B
 from stop_on_artifact.decision import not_done_text
 from stop_on_artifact.testing import ScriptedChatModel, tool_call
 
-from agent.client.scenarios import GRAPHS
 from agent.context import Context
 from agent.models import load_model
 from agent.tools import TOOLS
+from client.scenarios import GRAPHS
 from tests.support.graph_runs import Observed, build, run
 
 FRESH_CALLS_MODEL = "scripted:fresh-calls"
