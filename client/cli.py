@@ -55,7 +55,7 @@ import httpx
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from agent.context import Context, Outcome
+from agent.context import Context, ForcedOutcome
 from agent.tools.outcomes import DEFAULT_WEIGHTS
 from client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario
 
@@ -697,7 +697,7 @@ def render(rows: Sequence[CheckRow]) -> str:
 
 def _outcomes(text: str) -> list[str]:
     values = [part.strip() for part in text.split(",") if part.strip()]
-    allowed = get_args(Outcome)
+    allowed = get_args(ForcedOutcome)
     for index, value in enumerate(values, start=1):
         if value not in allowed:
             # Named by position, never quoted: the value came from the caller.

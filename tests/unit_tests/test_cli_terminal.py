@@ -13,7 +13,7 @@ from typing import Any, TextIO, cast, get_args
 import httpx
 import pytest
 
-from agent.context import Outcome
+from agent.context import ForcedOutcome
 from client import cli
 from client.cli import (
     EXIT_BROKEN_PIPE,
@@ -260,7 +260,7 @@ def help_of(*argv: str, capsys: pytest.CaptureFixture[str]) -> str:
 def test_ask_help_documents_every_outcome(capsys: pytest.CaptureFixture[str]) -> None:
     shown = help_of("ask", capsys=capsys)
     flag = shown.split("--force-outcome OUTCOME[,OUTCOME...] ", 1)[1].split(" --seed", 1)[0]
-    for outcome in get_args(Outcome):
+    for outcome in get_args(ForcedOutcome):
         assert outcome in flag
     assert "retryable is the same" in flag
 
