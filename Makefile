@@ -43,10 +43,10 @@ services: ## Install redis-server and PostgreSQL from Debian if they are missing
 prod-env: $(PROD)/venv/.synced services ## The production server's Python 3.12 env in .prod/venv.
 
 dev: install ## Serve both graphs with `langgraph dev` (offline model unless GROQ_API_KEY is set).
-	$(RUN) python -m agent.client.dev --host $(HOST) --port $(PORT) --no-browser
+	$(RUN) python -m client.dev --host $(HOST) --port $(PORT) --no-browser
 
 prod: install prod-env ## Serve both graphs on Aegra + PostgreSQL + Redis, 2 workers (state in .prod/ or PROD_STATE).
-	$(RUN) python -m agent.client.prodserver --port $(PROD_PORT) $(if $(PROD_STATE),--state "$(PROD_STATE)")
+	$(RUN) python -m client.prodserver --port $(PROD_PORT) $(if $(PROD_STATE),--state "$(PROD_STATE)")
 
 prod-test: install prod-env ## The suite against the production server only.
 	$(RUN) pytest tests/prod_tests
@@ -64,19 +64,19 @@ unit: install ## The in-process tests only: seconds, for the edit loop.
 	$(RUN) pytest tests/unit_tests libs/stop-on-artifact/tests -q --deselect tests/unit_tests/test_bench.py
 
 lint: install ## Ruff and mypy strict.
-	$(RUN) ruff check agent tests bench libs
-	$(RUN) ruff format --check agent tests bench libs
+	$(RUN) ruff check agent client tests bench libs
+	$(RUN) ruff format --check agent client tests bench libs
 	$(RUN) mypy
 
 format: install ## Ruff's fixes and formatting.
-	$(RUN) ruff check --fix agent tests bench libs
-	$(RUN) ruff format agent tests bench libs
+	$(RUN) ruff check --fix agent client tests bench libs
+	$(RUN) ruff format agent client tests bench libs
 
 bench: install prod-env ## The benchmark: writes bench/results/.
 	$(RUN) python -m bench
 
 e2e: install ## The check matrix against a dev server on real Groq (needs GROQ_API_KEY).
-	$(RUN) python -m agent.client.e2e
+	$(RUN) python -m client.e2e
 
 compat: install ## The characterization suite on the article's pins, newest, 0.6.6; the library alone.
 	$(RUN) python -m tests.compat.run

@@ -7,6 +7,8 @@ The core (artifact, ``decide()``, router, middleware, harness) is the library in
 - :mod:`agent.tools`, :mod:`agent.models`, :mod:`agent.policy`, :mod:`agent.context`: the
   demo app (knowledge base and checkout, the offline model, the spend cap, the context);
 - :mod:`agent.tracing`, :mod:`agent.auth`, :mod:`agent.http`: LangSmith metadata, access;
-- :mod:`agent.client`: the CLI, the check matrix and the server launchers (never imported
-  by the graphs).
+
+The CLI, the check matrix and the server launchers are repository tooling: the top-level
+``client`` package, outside this one, so never in the wheel ``langgraph.json`` deploys.
+Nothing here imports it.
 """

@@ -37,8 +37,11 @@ if TYPE_CHECKING:
     ApprovalDecision = ApproveDecision | RejectDecision
     """The decisions this project offers."""
 
-Outcome = Literal["approved", "rejected"]
-"""What became of a call a person was asked about; recorded as the artifact's ``approval``."""
+ApprovalOutcome = Literal["approved", "rejected"]
+"""What a person decided about a call they were asked about (not a tool outcome).
+
+Recorded as the artifact's ``approval``.
+"""
 
 ALLOWED_DECISIONS: tuple[str, ...] = ("approve", "reject")
 """The decision types every action request here allows."""

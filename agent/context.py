@@ -17,8 +17,12 @@ from langgraph.runtime import get_runtime
 from pydantic import Field, field_validator
 from stop_on_artifact import StopSettings
 
-Outcome = Literal["success", "transient", "retryable", "fatal"]
-"""A forced tool outcome; ``transient`` and ``retryable`` mean the same thing."""
+ForcedOutcome = Literal["success", "transient", "retryable", "fatal"]
+"""A tool outcome a run may force; ``transient`` and ``retryable`` mean the same thing.
+
+The app's one name for it: the tools, the CLI and the tests import it from here. (The
+library's harness, :mod:`stop_on_artifact.testing`, forces outcomes of its own test tool.)
+"""
 
 OnPolicyBlock = Literal["refuse", "ask"]
 """What a call the spend-cap policy would refuse does: refused at once, or asked about."""
@@ -50,7 +54,7 @@ class Context(StopSettings):
             "or the Groq default when GROQ_API_KEY is set."
         ),
     )
-    force_outcome: Outcome | list[Outcome] | None = Field(
+    force_outcome: ForcedOutcome | list[ForcedOutcome] | None = Field(
         default=None,
         description=(
             "Force tool outcomes: None (drawn from weights with a seeded RNG), one of "
@@ -100,7 +104,7 @@ class Context(StopSettings):
             raise ValueError(msg)
         return value
 
-    def outcome_for(self, index: int) -> Outcome | None:
+    def outcome_for(self, index: int) -> ForcedOutcome | None:
         """Return the forced outcome of the ``index``-th tool call this turn, if any.
 
         Args:

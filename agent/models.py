@@ -151,7 +151,10 @@ class OfflineChatModel(ScriptedChatModel):
     Every reply reports ``usage_metadata`` from ``count_tokens_approximately``, counted the
     way a provider bills: the input is every message sent (a system prompt included) plus
     the schemas of the tools bound for that call (none for a call with no tools bound).
-    Binding, streaming and the async path are the library's scripted model's.
+    Binding, streaming and the async path come from its base,
+    :class:`~stop_on_artifact.testing.ScriptedChatModel`, which the library documents as a
+    supported base class for deterministic models (``respond`` overridden, stable within a
+    major release), not as a test internal.
     """
 
     model_name: str = OFFLINE_MODEL

@@ -3,7 +3,7 @@
 A turn starts with a user message and may span several runs: a run that pauses for a
 person's approval is carried on by a resume, which the server runs as a run of its own,
 with the assistant's context and whatever context the resume sends, or none (Agent Chat
-UI and ``python -m agent.client answer`` send none). If the resume ran under that context,
+UI and ``python -m client answer`` send none). If the resume ran under that context,
 a per-run cap, ``on_policy_block="ask"`` or a forced outcome of the turn would be gone,
 and a call a person rejected could be screened again, found within the defaults, and run.
 

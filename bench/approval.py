@@ -33,11 +33,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from stop_on_artifact.messages import turn_start
 
-from agent.client.scenarios import GRAPHS
 from agent.graphs.legacy import build_legacy
 from agent.graphs.middleware import build_middleware
 from bench.latency import Profile
 from bench.queries import DEFAULT_PATH, Query, load
+from client.scenarios import GRAPHS
 
 Way = Literal["refuse", "approve", "reject"]
 WAYS: tuple[Way, ...] = ("refuse", "approve", "reject")

@@ -8,9 +8,13 @@ from collections.abc import Mapping, Sequence
 from langchain_core.messages import BaseMessage
 from stop_on_artifact.messages import invocation_index
 
-from agent.context import Context, Outcome
+from agent.context import Context, ForcedOutcome
 
-DEFAULT_WEIGHTS: Mapping[Outcome, float] = {"success": 0.6, "transient": 0.25, "fatal": 0.15}
+DEFAULT_WEIGHTS: Mapping[ForcedOutcome, float] = {
+    "success": 0.6,
+    "transient": 0.25,
+    "fatal": 0.15,
+}
 """The outcome mix when nothing is forced."""
 
 
@@ -19,8 +23,8 @@ def draw_outcome(
     messages: Sequence[BaseMessage],
     tool_call_id: str,
     key: str,
-    weights: Mapping[Outcome, float] = DEFAULT_WEIGHTS,
-) -> tuple[Outcome, int]:
+    weights: Mapping[ForcedOutcome, float] = DEFAULT_WEIGHTS,
+) -> tuple[ForcedOutcome, int]:
     """Pick this call's outcome.
 
     The call's position among this turn's tool calls (in the order the model issued them)

@@ -11,7 +11,7 @@ Three groups:
   changes one fails here by name: the ``Command(goto=END)`` that ``create_agent`` ignores,
   the relay-message pitfall of ``return_direct``, the ``before_model`` jump, one ``tools``
   task per tool call, artifacts kept on ``ToolMessage``, prebuilt ``return_direct``.
-- **The forced-outcome matrix** of ``agent.client.scenarios`` on each graph, and the model-call
+- **The forced-outcome matrix** of ``client.scenarios`` on each graph, and the model-call
   cap against the default recursion limit.
 
 ``python -m tests.compat.run`` runs this file on other releases. An environment where a
@@ -319,7 +319,7 @@ def test_pin_create_agent_runs_each_tool_call_as_its_own_tools_task() -> None:
     hook = "Watch.before_model"
     assert path == [hook, "model", "tools", "tools", hook, "model"], (
         f"On {versions()} two tool calls in one turn gave the path {path}; "
-        "agent/client/scenarios.py expects one `tools` update per call and one hook run after both"
+        "client/scenarios.py expects one `tools` update per call and one hook run after both"
     )
 
 
@@ -474,7 +474,7 @@ class Observed:
 
     @property
     def model_calls(self) -> int:
-        from agent.client.scenarios import MODEL_NODES
+        from client.scenarios import MODEL_NODES
 
         return sum(node in MODEL_NODES for node in self.path)
 
@@ -524,7 +524,7 @@ def run_graph(
 @pytest.mark.parametrize("graph", GRAPHS)
 def test_forced_outcome_matrix(graph: str) -> None:
     require_graph(graph)
-    from agent.client.scenarios import APPROVAL_SCENARIOS, SCENARIOS
+    from client.scenarios import APPROVAL_SCENARIOS, SCENARIOS
 
     mismatches = []
     for scenario in (*SCENARIOS, *APPROVAL_SCENARIOS):
@@ -567,7 +567,7 @@ def transcript(observed: Observed) -> dict[str, Any]:
 def test_golden_transcripts(graph: str) -> None:
     """Every scenario gives the transcript tests/unit_tests/golden holds, message for message."""
     require_graph(graph)
-    from agent.client.scenarios import APPROVAL_SCENARIOS, SCENARIOS
+    from client.scenarios import APPROVAL_SCENARIOS, SCENARIOS
 
     golden = ROOT / "tests" / "unit_tests" / "golden" / graph
     changed = []

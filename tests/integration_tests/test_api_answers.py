@@ -9,8 +9,8 @@ import pytest
 from langgraph_sdk.client import LangGraphClient
 from stop_on_artifact import ANSWER_SEPARATOR, RETRY_BUDGET_MESSAGE
 
-from agent.client.scenarios import GRAPHS
 from agent.policy import SPEND_CAP_MESSAGE
+from client.scenarios import GRAPHS
 from tests.support.api import current_turn, model_messages, text, user_input
 
 

@@ -22,7 +22,7 @@ from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import Command as ApiCommand
 
 from agent.auth import API_KEYS_ENV
-from agent.client.scenarios import APPROVAL_SCENARIOS, GRAPHS, Scenario, by_name
+from client.scenarios import APPROVAL_SCENARIOS, GRAPHS, Scenario, by_name
 from tests.support.api import run_request, values_of
 from tests.support.approval import (
     WAYS,

@@ -18,8 +18,8 @@ import pydantic
 import pytest
 from langgraph_sdk.client import LangGraphClient
 
-from agent.client.scenarios import GRAPHS, by_name
 from agent.context import Context
+from client.scenarios import GRAPHS, by_name
 from tests.support.api import assert_answer, current_turn, run_request, tool_steps, user_input
 from tests.support.bad_input import assert_every_bad_run_refused
 from tests.support.dev_server import DevServer

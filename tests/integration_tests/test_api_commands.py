@@ -12,7 +12,7 @@ from typing import Any
 
 from langgraph_sdk.client import LangGraphClient
 
-from agent.client.scenarios import GRAPHS
+from client.scenarios import GRAPHS
 from tests.support.api import user_input
 
 SUCCESS = {"force_outcome": "success"}

@@ -15,7 +15,7 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from agent.client.scenarios import GRAPHS, Scenario, by_name
+from client.scenarios import GRAPHS, Scenario, by_name
 from tests.support.api import (
     api_tool_record,
     assert_answer,

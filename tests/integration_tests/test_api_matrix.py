@@ -1,6 +1,6 @@
 """The forced-outcome matrix through the real `langgraph dev`, three ways a client runs.
 
-Every scenario of `agent.client.scenarios.SCENARIOS`, on both graphs, through `runs.wait`,
+Every scenario of `client.scenarios.SCENARIOS`, on both graphs, through `runs.wait`,
 `runs.stream` and a background run (`runs.create`, then `runs.join`; its stream replayed
 with `join_stream`). All runs go to the server at once (the queue, not the graphs, sets
 the pace), then each (scenario, graph, way) is checked on its own.
@@ -17,7 +17,7 @@ from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import StreamMode
 from stop_on_artifact import parse_artifact
 
-from agent.client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario, by_name
+from client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario, by_name
 from tests.support.api import (
     answer_ids,
     api_tool_record,

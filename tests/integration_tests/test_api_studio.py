@@ -9,10 +9,10 @@ from typing import Any, get_args
 
 from langgraph_sdk.client import LangGraphClient
 
-from agent.client.scenarios import GRAPHS, MODEL_NODES, STOP_NODE, by_name
 from agent.context import Context
 from agent.graphs.legacy import graph as legacy_graph
 from agent.graphs.middleware import graph as middleware_graph
+from client.scenarios import GRAPHS, MODEL_NODES, STOP_NODE, by_name
 from tests.support.api import model_messages, tool_steps, user_input
 
 ROOT = Path(__file__).resolve().parents[2]

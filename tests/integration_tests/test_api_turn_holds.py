@@ -13,7 +13,7 @@ import asyncio
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from agent.client.scenarios import GRAPHS
+from client.scenarios import GRAPHS
 from tests.support.approval import (
     answer_with_no_context,
     pause_under_a_per_run_cap,

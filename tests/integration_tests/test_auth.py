@@ -29,7 +29,7 @@ from agent.auth import (
     namespace_label,
     parse_api_keys,
 )
-from agent.client.scenarios import GRAPHS
+from client.scenarios import GRAPHS
 from tests.support.api import metadata_of, values_of
 from tests.support.dev_server import DevServer, DevServerError, dev_server
 from tests.support.ownership import USER, foreign_attempts, status_of, statuses

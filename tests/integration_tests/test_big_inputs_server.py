@@ -20,8 +20,8 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from agent.client.scenarios import GRAPHS
 from agent.question import UNCLEAR_TITLE
+from client.scenarios import GRAPHS
 from tests.support.api import user_input
 from tests.support.dev_server import DevServer, dev_server
 from tests.support.langsmith_collector import LangSmithCollector

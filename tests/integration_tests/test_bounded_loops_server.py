@@ -23,8 +23,8 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from stop_on_artifact import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
 
-from agent.client.scenarios import GRAPHS, MODEL_NODES
 from agent.context import GROQ_DEFAULT_MODEL, Context
+from client.scenarios import GRAPHS, MODEL_NODES
 from tests.support import fake_groq
 from tests.support.api import user_input, values_of
 from tests.support.dev_server import DevServer, dev_server

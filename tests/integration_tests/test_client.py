@@ -1,4 +1,4 @@
-"""`python -m agent.client`: one run, and the `check` matrix, against the session server."""
+"""`python -m client`: one run, and the `check` matrix, against the session server."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from langgraph_sdk.client import LangGraphClient
 
-from agent.client.cli import (
+from agent.context import Context
+from client.cli import (
     EXIT_FAILED,
     EXIT_PAUSED,
     EXIT_UNREACHABLE,
@@ -25,8 +26,7 @@ from agent.client.cli import (
     parser,
     render,
 )
-from agent.client.scenarios import GRAPHS, SCENARIOS, by_name
-from agent.context import Context
+from client.scenarios import GRAPHS, SCENARIOS, by_name
 from tests.support.api import current_turn, text, tool_steps, values_of
 from tests.support.dev_server import DevServer, free_port
 
@@ -38,7 +38,7 @@ def command(*args: str, url: str | None = None) -> subprocess.CompletedProcess[s
     if url is not None:
         env["LANGGRAPH_URL"] = url
     return subprocess.run(
-        [sys.executable, "-m", "agent.client", *args],
+        [sys.executable, "-m", "client", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -232,8 +232,8 @@ def test_the_readme_first_run_prints_what_it_shows(server: DevServer) -> None:
     for line, shown in examples:
         program, *args = shlex.split(line)
         assert program == ".venv/bin/python"
-        done = command(*args[2:], url=server.url)  # args: -m agent.client ...
-        assert args[:2] == ["-m", "agent.client"]
+        done = command(*args[2:], url=server.url)  # args: -m client ...
+        assert args[:2] == ["-m", "client"]
         assert done.returncode == 0, done.stderr
         assert done.stdout.splitlines()[: len(shown)] == shown
 
@@ -285,7 +285,7 @@ async def test_without_a_flag_the_run_stays_paused_and_answer_answers_it_later(
     graph = "middleware"
     paused = command(scenario.query, "--graph", graph, *ASK_FLAGS, url=server.url)  # not a TTY
     assert paused.returncode == EXIT_PAUSED, paused.stderr
-    hint = f"python -m agent.client answer --graph {graph} --thread-id "
+    hint = f"python -m client answer --graph {graph} --thread-id "
     assert hint in paused.stdout
     thread_id = paused.stdout.split(hint, 1)[1].split()[0]
     # The printed command names the server it paused on: it works from any shell.
@@ -360,7 +360,7 @@ def test_the_readme_approval_commands_run_as_printed(server: DevServer) -> None:
     outputs = []
     for line in lines:
         words = shlex.split(line)
-        assert words[:3] == ["python", "-m", "agent.client"]
+        assert words[:3] == ["python", "-m", "client"]
         done = command(*words[3:], url=server.url)
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout)

@@ -22,10 +22,10 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from agent.client.e2e import settled_by_artifact
-from agent.client.scenarios import GRAPHS, SCENARIOS, Scenario, by_name
 from agent.context import GROQ_DEFAULT_MODEL
 from agent.tools import TOOLS
+from client.e2e import settled_by_artifact
+from client.scenarios import GRAPHS, SCENARIOS, Scenario, by_name
 from tests.support.api import (
     current_turn,
     model_messages,
@@ -216,7 +216,7 @@ def test_make_e2e_runs_the_check_on_groq(groq: RecordingGroq) -> None:
     env = {**groq_env(), "GROQ_API_KEY": "dummy", "GROQ_API_BASE": groq.url}
     before = len(groq.wire)
     done = subprocess.run(
-        [sys.executable, "-m", "agent.client.e2e", "--concurrency", "8"],
+        [sys.executable, "-m", "client.e2e", "--concurrency", "8"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -238,7 +238,7 @@ def test_make_e2e_runs_the_check_on_groq(groq: RecordingGroq) -> None:
 
 def test_make_e2e_without_a_key_does_nothing_and_says_why() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "agent.client.e2e"],
+        [sys.executable, "-m", "client.e2e"],
         cwd=ROOT,
         env=groq_env(),
         capture_output=True,

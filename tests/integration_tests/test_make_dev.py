@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from agent.client.devserver import answers_200
+from client.devserver import answers_200
 from tests.support.dev_server import MAKE_DEV, ROOT, dev_server
 
 PERSISTENCE_PERIOD_S = 10.0

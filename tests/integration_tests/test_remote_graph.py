@@ -22,8 +22,8 @@ from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import BadRequestError
 from typing_extensions import TypedDict
 
-from agent.client.scenarios import GRAPHS
 from agent.context import Context
+from client.scenarios import GRAPHS
 from tests.support.api import model_messages, user_input
 from tests.support.dev_server import DevServer
 

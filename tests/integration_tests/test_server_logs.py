@@ -24,8 +24,8 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from agent.client.scenarios import GRAPHS, SCENARIOS
 from agent.context import GROQ_DEFAULT_MODEL
+from client.scenarios import GRAPHS, SCENARIOS
 from tests.support.dev_server import DevServer, dev_server
 from tests.support.fake_groq import FakeGroq
 

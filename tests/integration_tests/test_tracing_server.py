@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 
-from agent.client.scenarios import GRAPHS, SCENARIOS
 from agent.tracing.metadata import STOP_KEYS, TOTAL_KEYS
+from client.scenarios import GRAPHS, SCENARIOS
 from tests.support.api import user_input, values_of
 from tests.support.dev_server import CONFIG, ROOT, dev_server
 from tests.support.fake_groq import FakeGroq

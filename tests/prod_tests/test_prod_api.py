@@ -1,7 +1,7 @@
 """The forced-outcome matrix, the streamed decisions and the traces, on the production server.
 
-The matrix is ``python -m agent.client check`` against the stack's URL, so it follows
-:data:`agent.client.scenarios.SCENARIOS` wherever they go. The stream and trace tests hold the
+The matrix is ``python -m client check`` against the stack's URL, so it follows
+:data:`client.scenarios.SCENARIOS` wherever they go. The stream and trace tests hold the
 same promises as the dev-server suite: every ``stop_decision`` arrives as a custom event,
 the last one is the thread's ``stop_decision``, and the trace's root run carries the stop
 metadata and the totals.
@@ -16,9 +16,9 @@ import sys
 import pytest
 from langgraph_sdk.client import LangGraphClient
 
-from agent.client.cli import stream_run
-from agent.client.scenarios import GRAPHS, SCENARIOS, Scenario
 from agent.tracing.metadata import STOP_KEYS, TOTAL_KEYS
+from client.cli import stream_run
+from client.scenarios import GRAPHS, SCENARIOS, Scenario
 from tests.prod_tests.conftest import ALICE_KEY
 from tests.support.api import decisions_in_history
 from tests.support.langsmith_collector import LangSmithCollector
@@ -37,7 +37,7 @@ def test_the_check_matrix_matches_on_both_graphs(stack: ProdServer) -> None:
     env = {k: v for k, v in os.environ.items() if k != "LANGGRAPH_URL"}
     env["LANGGRAPH_API_KEY"] = ALICE_KEY
     done = subprocess.run(
-        [sys.executable, "-m", "agent.client", "check", "--url", stack.url],
+        [sys.executable, "-m", "client", "check", "--url", stack.url],
         env=env,
         capture_output=True,
         text=True,

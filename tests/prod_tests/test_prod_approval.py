@@ -20,7 +20,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import Command as ApiCommand
 
-from agent.client.scenarios import GRAPHS, by_name
+from client.scenarios import GRAPHS, by_name
 from tests.prod_tests.conftest import ALICE_KEY, BOB_KEY
 from tests.support.api import values_of
 from tests.support.approval import (

@@ -19,7 +19,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from agent.auth import OWNER
-from agent.client.scenarios import GRAPHS
+from client.scenarios import GRAPHS
 from tests.prod_tests.conftest import ALICE_KEY, BOB_KEY
 from tests.support.api import metadata_of, values_of
 from tests.support.ownership import USER, foreign_attempts, status_of, statuses

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from langgraph_sdk.client import LangGraphClient
 
-from agent.client.scenarios import GRAPHS
+from client.scenarios import GRAPHS
 from tests.prod_tests.conftest import ALICE_KEY
 from tests.support.api import user_input, values_of
 from tests.support.bad_input import assert_every_bad_run_refused

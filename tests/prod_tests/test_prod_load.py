@@ -14,8 +14,8 @@ from typing import Any
 
 from langgraph_sdk import get_client
 
-from agent.client.cli import Observation, stream_run
-from agent.client.scenarios import GRAPHS, SCENARIOS
+from client.cli import Observation, stream_run
+from client.scenarios import GRAPHS, SCENARIOS
 from tests.prod_tests.conftest import ALICE_KEY
 from tests.support.prod_server import ProdServer
 

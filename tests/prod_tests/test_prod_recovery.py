@@ -17,7 +17,7 @@ from typing import Any
 
 from langgraph_sdk.client import LangGraphClient
 
-from agent.client.cli import user_input
+from client.cli import user_input
 from tests.prod_tests.conftest import SLOW_SECONDS
 from tests.support.prod_server import ProdServer, sql
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from langgraph_sdk import get_client
 
-from agent.client.cli import stream_run, user_input
-from agent.client.scenarios import GRAPHS, SCENARIOS
+from client.cli import stream_run, user_input
+from client.scenarios import GRAPHS, SCENARIOS
 from tests.support.prod_server import prod_server, state_folder
 
 SCENARIO = SCENARIOS[0]

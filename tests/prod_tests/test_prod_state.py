@@ -24,8 +24,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent.client.devserver import free_port, stop_process
-from agent.client.prodserver import (
+from client.devserver import free_port, stop_process
+from client.prodserver import (
     STATE_VARIABLE,
     ProdServerError,
     closed_to,

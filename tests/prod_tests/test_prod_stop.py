@@ -1,8 +1,8 @@
 """A stop leaves nothing behind: ``make prod`` and ``make dev`` stopped as a supervisor does.
 
 A supervisor (``docker stop``) sends SIGTERM to the launcher's process group and SIGKILL 10 s
-later. Each test starts the real launcher (``python -m agent.client.prodserver`` or
-``python -m agent.client.dev``) in a session of its own, holds a streaming run open on a
+later. Each test starts the real launcher (``python -m client.prodserver`` or
+``python -m client.dev``) in a session of its own, holds a streaming run open on a
 graph whose tool sleeps for minutes, stops the group, and checks that every process the
 launcher started (found by walking ``/proc`` from its pid before the stop) is gone and the
 port is free; then a second start on the same state folder serves ``/health``.
@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.client.cli import user_input
-from agent.client.devserver import answers_200, free_port
-from agent.client.lifeline import STATE_ENV, alive, leftovers
-from agent.client.prodserver import ProdServerError, clear_leftovers
+from client.cli import user_input
+from client.devserver import answers_200, free_port
+from client.lifeline import STATE_ENV, alive, leftovers
+from client.prodserver import ProdServerError, clear_leftovers
 from tests.support.dev_server import _SCRUBBED, ROOT
 from tests.support.prod_server import state_folder, write_config
 
@@ -173,7 +173,7 @@ def sleepy_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @contextmanager
 def prod_launcher(state: Path, port: int, config: Path) -> Iterator[subprocess.Popen[bytes]]:
-    command = ["-m", "agent.client.prodserver", "--port", str(port), "--state", str(state)]
+    command = ["-m", "client.prodserver", "--port", str(port), "--state", str(state)]
     log = state / "launcher.log"
     process = launch([*command, "--config", str(config)], log)
     try:
@@ -301,7 +301,7 @@ def test_make_dev_sigterm_with_a_stream_open_stops_everything_in_bounded_time(
     config["graphs"]["sleepy"] = f"{tmp_path / 'sleepy_graph.py'}:graph"
     (tmp_path / "langgraph.json").write_text(json.dumps(config), "utf-8")
     port = free_port()
-    command = ["-m", "agent.client.dev", "--config", str(tmp_path / "langgraph.json")]
+    command = ["-m", "client.dev", "--config", str(tmp_path / "langgraph.json")]
     command += ["--host", "127.0.0.1", "--port", str(port), "--no-browser"]  # reload on
     log = tmp_path / "dev.log"
     launcher = launch(command, log)

@@ -11,9 +11,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from stop_on_artifact import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
 
-from agent.client.scenarios import Scenario
 from agent.graphs.legacy import build_legacy
 from agent.graphs.middleware import build_middleware
+from client.scenarios import Scenario
 
 # ------------------------------------------------------------------- typed SDK calls
 

@@ -18,7 +18,7 @@ from langgraph_sdk.schema import Command as ApiCommand
 from langgraph_sdk.schema import StreamMode
 from pydantic import TypeAdapter
 
-from agent.client.scenarios import INTERRUPT, MODEL_NODES, Scenario
+from client.scenarios import INTERRUPT, MODEL_NODES, Scenario
 from tests.support.api import (
     answer_ids,
     api_tool_record,

@@ -1,4 +1,4 @@
-"""Test servers: :func:`agent.client.devserver.serve`, with provider and tracing keys scrubbed.
+"""Test servers: :func:`client.devserver.serve`, with provider and tracing keys scrubbed.
 
 A test server never inherits a Groq key, LangSmith tracing or ``AGENT_API_KEYS`` from
 the machine: a test passes what it needs in ``env``.
@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from agent.client.devserver import (
+from client.devserver import (
     CONFIG,
     LANGGRAPH_DEV,
     MAKE_DEV,

@@ -12,10 +12,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from stop_on_artifact.messages import turn_start
 
-from agent.client.scenarios import MODEL_NODES
 from agent.graphs.legacy import build_legacy
 from agent.graphs.middleware import build_middleware
 from agent.tools import TOOLS
+from client.scenarios import MODEL_NODES
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from langgraph_sdk.client import LangGraphClient
 
-from agent.client.scenarios import GRAPHS
+from client.scenarios import GRAPHS
 
 Attempts = dict[str, Callable[[], Awaitable[object]]]
 """Named calls, each to be awaited once."""

@@ -1,4 +1,4 @@
-"""Test stacks: :func:`agent.client.prodserver.serve` with provider and tracing keys scrubbed.
+"""Test stacks: :func:`client.prodserver.serve` with provider and tracing keys scrubbed.
 
 A test stack never reads ``.env`` and never inherits a Groq key, LangSmith tracing or
 ``AGENT_API_KEYS`` from the machine: a test passes what it needs in ``env``. Its state
@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from agent.client.prodserver import CONFIG, ProdServer, ProdServerError, postgres_tool, serve
+from client.prodserver import CONFIG, ProdServer, ProdServerError, postgres_tool, serve
 from tests.support.dev_server import _SCRUBBED, ROOT
 
 __all__ = [

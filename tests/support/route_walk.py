@@ -24,7 +24,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import Config
 
-from agent.client.scenarios import GRAPHS
+from client.scenarios import GRAPHS
 from tests.support.routes_app import ROUTES_PATH
 
 ROUTES_APP = f"{Path(__file__).with_name('routes_app.py')}:app"

@@ -12,11 +12,11 @@ from typing import Any
 
 import langsmith
 
-from agent.client.scenarios import GRAPHS, STOP_NODE
 from agent.tools import TOOLS
 from agent.tracing.client import trace_client
 from agent.tracing.metadata import STOP_KEYS, TAG_PREFIX, TOTAL_KEYS
 from agent.tracing.redaction import RedactionMode
+from client.scenarios import GRAPHS, STOP_NODE
 from tests.support.extra_tools import artifact_tool, plain, raiser
 from tests.support.graph_runs import Observed, build, run
 from tests.support.langsmith_collector import LangSmithCollector

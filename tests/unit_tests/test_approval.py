@@ -25,9 +25,9 @@ from agent.approval import (
     with_problem,
 )
 from agent.auth import run_request_problems
-from agent.client.scenarios import ASK, GRAPHS
 from agent.graphs.commands import CommandError
 from agent.tracing.client import trace_client
+from client.scenarios import ASK, GRAPHS
 from tests.support.graph_runs import build
 from tests.support.langsmith_collector import LangSmithCollector
 from tests.support.tracing import metadata

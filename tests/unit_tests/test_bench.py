@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from agent.client.scenarios import by_name
 from agent.context import Context
 from agent.tools import search
 from bench import queries as query_set
@@ -24,6 +23,7 @@ from bench.latency import Profile
 from bench.queries import KIND_MIX, MIX, SPECIAL, Query, QuerySetError, dumps, generate, load
 from bench.report import CLASSES, query_class, write
 from bench.stats import median_ci
+from client.scenarios import by_name
 
 # Model calls that take about a millisecond: the machinery runs, the figures mean nothing.
 FAST = Profile(model="test", ttft_s=0.001, prefill_tps=1e9, decode_tps=1e9)

@@ -30,10 +30,10 @@ from stop_on_artifact import (
 )
 from stop_on_artifact.testing import ScriptedChatModel, tool_call
 
-from agent.client.scenarios import GRAPHS
 from agent.context import Context
 from agent.models import load_model
 from agent.tools import TOOLS
+from client.scenarios import GRAPHS
 from tests.support.graph_runs import Observed, build, run
 
 FRESH_CALLS_MODEL = "scripted:fresh-calls"

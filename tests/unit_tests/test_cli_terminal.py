@@ -1,4 +1,4 @@
-"""`python -m agent.client` as a terminal program: prompts, EOF, Ctrl-C and closed pipes."""
+"""`python -m client` as a terminal program: prompts, EOF, Ctrl-C and closed pipes."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from typing import Any, TextIO, cast, get_args
 import httpx
 import pytest
 
-from agent.client import cli
-from agent.client.cli import (
+from agent.context import ForcedOutcome
+from client import cli
+from client.cli import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
     EXIT_PAUSED,
@@ -27,7 +28,6 @@ from agent.client.cli import (
     refusal_text,
     run_error_text,
 )
-from agent.context import Outcome
 
 REQUEST: dict[str, Any] = {
     "action_requests": [{"name": "checkout", "description": "buy a desk"}],
@@ -247,7 +247,7 @@ def test_a_bad_flag_is_one_line_and_a_hint(
     err = capsys.readouterr().err
     first, hint = err.splitlines()
     assert first.startswith(said)
-    assert hint.startswith("see python -m agent.client") and hint.endswith(" --help")
+    assert hint.startswith("see python -m client") and hint.endswith(" --help")
     assert "usage:" not in err and "bogus" not in err
 
 
@@ -260,7 +260,7 @@ def help_of(*argv: str, capsys: pytest.CaptureFixture[str]) -> str:
 def test_ask_help_documents_every_outcome(capsys: pytest.CaptureFixture[str]) -> None:
     shown = help_of("ask", capsys=capsys)
     flag = shown.split("--force-outcome OUTCOME[,OUTCOME...] ", 1)[1].split(" --seed", 1)[0]
-    for outcome in get_args(Outcome):
+    for outcome in get_args(ForcedOutcome):
         assert outcome in flag
     assert "retryable is the same" in flag
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from agent.client.scenarios import APPROVAL_SCENARIOS, SCENARIOS, Scenario
+from client.scenarios import APPROVAL_SCENARIOS, SCENARIOS, Scenario
 from tests.support.graph_runs import Observed, build, run
 
 GOLDEN = Path(__file__).parent / "golden"

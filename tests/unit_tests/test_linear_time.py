@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from agent.client.cli import for_terminal
 from agent.context import Context
 from agent.models import OfflineChatModel, parse_buy
 from agent.question import read_question
@@ -29,6 +28,7 @@ from agent.tracing.allowlist import (
 )
 from agent.tracing.masking import mask_secrets
 from agent.tracing.redaction import mask_payload_secrets, redact, sanitize_artifacts
+from client.cli import for_terminal
 
 MB = 1_000_000
 BOUND_SECONDS = 1.0

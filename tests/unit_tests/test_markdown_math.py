@@ -19,11 +19,11 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from agent.client.cli import describe_approval, for_terminal
-from agent.client.scenarios import ASK
 from agent.models import OfflineChatModel
 from agent.tools.checkout import receipt
 from agent.tools.markdown import escape_math, excerpt, label, plain
+from client.cli import describe_approval, for_terminal
+from client.scenarios import ASK
 from tests.support.graph_runs import build, run
 
 PAGE = MarkdownIt("commonmark").use(dollarmath_plugin)

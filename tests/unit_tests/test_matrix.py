@@ -10,8 +10,8 @@ from stop_on_artifact import (
     RETRY_BUDGET_MESSAGE,
 )
 
-from agent.client.scenarios import APPROVAL_SCENARIOS, SCENARIOS, Scenario
 from agent.policy import REJECTED_MESSAGE, SPEND_CAP_MESSAGE
+from client.scenarios import APPROVAL_SCENARIOS, SCENARIOS, Scenario
 from tests.support.graph_runs import build, run, tool_steps
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-from agent.client import diagrams
+from client import diagrams
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,7 +30,7 @@ def test_langgraph_json_exposes_both_graphs() -> None:
 
 def test_readme_diagrams_match_the_graphs() -> None:
     readme = (ROOT / "README.md").read_text("utf-8")
-    assert diagrams.update(readme) == readme, "run `python -m agent.client.diagrams` to refresh"
+    assert diagrams.update(readme) == readme, "run `python -m client.diagrams` to refresh"
 
 
 def test_readme_opens_with_the_two_commands() -> None:
@@ -42,7 +43,7 @@ def test_readme_opens_with_the_two_commands() -> None:
 def test_env_example_lists_every_variable_read() -> None:
     listed = set(re.findall(r"^([A-Z][A-Z0-9_]+)=", (ROOT / ".env.example").read_text(), re.M))
     read: set[str] = set()
-    for path in (ROOT / "agent").rglob("*.py"):
+    for path in [*(ROOT / "agent").rglob("*.py"), *(ROOT / "client").rglob("*.py")]:
         text = path.read_text("utf-8")
         read |= set(re.findall(r"environ(?:\.get)?\(\s*\"([A-Z0-9_]+)\"", text))
         read |= set(re.findall(r"environ\[\"([A-Z0-9_]+)\"\]", text))
@@ -128,3 +129,23 @@ def test_the_apps_wheel_ships_only_agent(tmp_path: Path) -> None:
     tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
     assert {top for top in tops if not top.endswith(".dist-info")} == {"agent"}
     assert "tests" not in tops and "bench" not in tops
+    shipped = {Path(name).stem for name in zipfile.ZipFile(wheel).namelist()}
+    tooling = {path.stem for path in (ROOT / "client").glob("*.py")} - {"__init__", "__main__"}
+    assert {"cli", "devserver", "prodserver", "scenarios"} <= tooling
+    assert not shipped & tooling, f"tooling in the deployed wheel: {sorted(shipped & tooling)}"
+
+
+def test_agent_imports_nothing_of_the_tooling() -> None:
+    """The deployed package never imports ``client`` (the CLI, launchers, scenario tables)."""
+    found = []
+    for path in (ROOT / "agent").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            tooling = [name for name in names if name.split(".")[0] == "client"]
+            found += [f"{path.relative_to(ROOT)}: {name}" for name in tooling]
+    assert not found, found

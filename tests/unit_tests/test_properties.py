@@ -39,9 +39,9 @@ from stop_on_artifact import (
 from stop_on_artifact.artifact import MAX_EXTRA_FIELD_CHARS
 from stop_on_artifact.messages import invocation_index, message_text
 
-from agent.client.scenarios import GRAPHS
 from agent.context import Context
 from agent.tools.checkout import checkout
+from client.scenarios import GRAPHS
 from tests.support.graph_runs import build, run
 
 STOP_RULES = frozenset({"completed", "fatal", "policy_block", "retry_budget", "model_call_limit"})

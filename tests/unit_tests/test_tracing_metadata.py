@@ -16,10 +16,10 @@ import langsmith
 import pytest
 from langchain_core.messages import ToolMessage
 
-from agent.client.scenarios import GRAPHS, SCENARIOS, Scenario, by_name
 from agent.tools import TOOLS
 from agent.tracing.client import trace_client
 from agent.tracing.metadata import STOP_KEYS, TOTAL_KEYS
+from client.scenarios import GRAPHS, SCENARIOS, Scenario, by_name
 from tests.support.graph_runs import build, run
 from tests.support.langsmith_collector import LangSmithCollector
 from tests.support.tracing import (

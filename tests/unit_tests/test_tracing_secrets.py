@@ -19,10 +19,10 @@ import pytest
 from langchain_core.tools import tool
 from langsmith.env import get_langchain_env_var_metadata
 
-from agent.client.scenarios import GRAPHS
 from agent.models import load_model
 from agent.tools import TOOLS
 from agent.tracing.metadata import STOP_KEYS, TOTAL_KEYS
+from client.scenarios import GRAPHS
 from tests.support.fake_groq import FakeGroq
 from tests.support.graph_runs import build, run
 from tests.support.langsmith_collector import LangSmithCollector

@@ -110,7 +110,13 @@ class ScriptedChatModel(BaseChatModel):
     one, ``usage_metadata`` counted with ``count_tokens_approximately`` (no download), so
     it looks like a provider's reply to tracing and to :func:`model_calls`.
 
-    A subclass may override :meth:`respond` instead of passing a script.
+    It is also a supported base class for deterministic chat models, test double or not
+    (an offline demo model, a replay of recorded replies): subclass it and override
+    :meth:`respond`, and set ``model_name``. What a subclass relies on is stable within a
+    major release: :meth:`respond` is called once per model call with the call's messages
+    and its bound tools in OpenAI format; its reply gets ``model_name`` and, when it has
+    none, approximate usage; ``bind_tools`` returns a bound copy; streaming (word by word,
+    then one chunk with every tool call) and the async path are this class's.
 
     Attributes:
         script: Called with each call's messages and bound tools.

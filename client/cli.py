@@ -2,17 +2,17 @@
 
 ::
 
-    python -m agent.client "How does a checkpointer work?" --force-outcome transient,success
-    python -m agent.client ask "How does a checkpointer work?"   # the same, named
-    python -m agent.client check --url https://my-deployment.example.com
-    python -m agent.client "buy a standing desk for 900" --on-policy-block ask --approve
-    python -m agent.client answer --thread-id <id> --reject "Over budget"
+    python -m client "How does a checkpointer work?" --force-outcome transient,success
+    python -m client ask "How does a checkpointer work?"   # the same, named
+    python -m client check --url https://my-deployment.example.com
+    python -m client "buy a standing desk for 900" --on-policy-block ask --approve
+    python -m client answer --thread-id <id> --reject "Over budget"
 
 ``ask`` (the default subcommand: a first argument that is not ``ask``, ``answer`` or
 ``check`` is the question) streams one run (``stream_mode=["updates", "custom"]``) and
 prints each ``stop_decision`` event as it arrives, then the answer, the node path and the
 model-call count. ``check`` runs the whole forced-outcome matrix
-(:data:`agent.client.scenarios.SCENARIOS`) against the server and prints expected versus
+(:data:`client.scenarios.SCENARIOS`) against the server and prints expected versus
 observed per graph.
 
 A run that pauses for approval (``--on-policy-block ask`` and a checkout above the cap)
@@ -55,9 +55,9 @@ import httpx
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from agent.client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario
-from agent.context import Context, Outcome
+from agent.context import Context, ForcedOutcome
 from agent.tools.outcomes import DEFAULT_WEIGHTS
+from client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario
 
 DEFAULT_URL = "http://127.0.0.1:2024"
 URL_ENV = "LANGGRAPH_URL"
@@ -558,7 +558,7 @@ def expected_summary(scenario: Scenario, graph: str) -> RunSummary:
     """Return what ``scenario`` must show on ``graph``, read from the scenario table.
 
     Args:
-        scenario: A row of :data:`agent.client.scenarios.SCENARIOS`.
+        scenario: A row of :data:`client.scenarios.SCENARIOS`.
         graph: ``legacy`` or ``middleware``.
 
     Returns:
@@ -697,7 +697,7 @@ def render(rows: Sequence[CheckRow]) -> str:
 
 def _outcomes(text: str) -> list[str]:
     values = [part.strip() for part in text.split(",") if part.strip()]
-    allowed = get_args(Outcome)
+    allowed = get_args(ForcedOutcome)
     for index, value in enumerate(values, start=1):
         if value not in allowed:
             # Named by position, never quoted: the value came from the caller.
@@ -760,9 +760,9 @@ COMMANDS = ("ask", "check", "answer")
 
 
 def parser() -> argparse.ArgumentParser:
-    """Return the parser of ``python -m agent.client [ask|check] ...``."""
+    """Return the parser of ``python -m client [ask|check] ...``."""
     top = _Parser(
-        prog="python -m agent.client",
+        prog="python -m client",
         description=(
             "Ask a running LangGraph server a question (`ask`, the default: the first "
             "argument may be the question itself), or run the forced-outcome matrix "
@@ -800,7 +800,7 @@ def parser() -> argparse.ArgumentParser:
         "check",
         help="run the forced-outcome matrix against the server",
         description=(
-            "Run the forced-outcome matrix (agent/client/scenarios.py) against a server and "
+            "Run the forced-outcome matrix (client/scenarios.py) against a server and "
             "print expected versus observed per graph. Exits 1 on any mismatch."
         ),
     )
@@ -853,7 +853,7 @@ def _add_context_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_check_flags(parser: argparse.ArgumentParser) -> None:
-    """Add the flags of ``python -m agent.client check``."""
+    """Add the flags of ``python -m client check``."""
     _add_url_flag(parser)
     parser.add_argument(
         "--graph", choices=GRAPHS, action="append", help="repeatable; default: every graph"
@@ -956,11 +956,11 @@ def answer_command(seen: Observation, url: str) -> str:
         url: The server it paused on; named with ``--url`` unless it is the default.
 
     Returns:
-        ``python -m agent.client answer --graph G --thread-id T [--url U] --approve``.
+        ``python -m client answer --graph G --thread-id T [--url U] --approve``.
     """
     where = f" --url {url}" if url != DEFAULT_URL else ""
     return (
-        f"python -m agent.client answer --graph {seen.graph} --thread-id {seen.thread_id}"
+        f"python -m client answer --graph {seen.graph} --thread-id {seen.thread_id}"
         f"{where} --approve"
     )
 
@@ -1144,7 +1144,7 @@ def main(
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in (*COMMANDS, "-h", "--help"):
-        argv = ["ask", *argv]  # `python -m agent.client "question"` is `ask "question"`
+        argv = ["ask", *argv]  # `python -m client "question"` is `ask "question"`
     stream = out or sys.stdout
     try:
         args = parser().parse_args(argv)

@@ -23,13 +23,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "langgraph.json"
 START_TIMEOUT = 90.0
 LANGGRAPH_DEV: tuple[str, ...] = ("-m", "langgraph_cli", "dev")
 """The dev server's own CLI."""
-MAKE_DEV: tuple[str, ...] = ("-m", "agent.client.dev")
-"""``make dev``'s launcher: the same CLI, its file watcher quiet (:mod:`agent.client.dev`)."""
+MAKE_DEV: tuple[str, ...] = ("-m", "client.dev")
+"""``make dev``'s launcher: the same CLI, its file watcher quiet (:mod:`client.dev`)."""
 
 
 def free_port() -> int:

@@ -1,7 +1,7 @@
 """The forced-outcome matrix: scenarios with the decision, path and model calls they expect.
 
 One table serves the unit tests (in-process), the integration tests (through
-``langgraph dev``) and ``python -m agent.client check`` (against any server), so "the
+``langgraph dev``) and ``python -m client check`` (against any server), so "the
 same scenario gives the same decision in both graphs" is checked the same way everywhere.
 """
 

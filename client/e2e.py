@@ -2,7 +2,7 @@
 
 Does nothing, and says so, when ``GROQ_API_KEY`` is not set. Otherwise it starts the
 project's own ``langgraph.json`` under ``langgraph dev`` on a free loopback port (its
-log and persistence in a temporary folder), runs ``python -m agent.client check``'s
+log and persistence in a temporary folder), runs ``python -m client check``'s
 matrix with ``model=groq:llama-3.3-70b-versatile``, prints the table and stops the
 server.
 
@@ -21,10 +21,10 @@ from collections.abc import Sequence
 
 from langgraph_sdk import get_client
 
-from agent.client.cli import check, render
-from agent.client.devserver import serve
-from agent.client.scenarios import GRAPHS, SCENARIOS, Scenario
 from agent.context import GROQ_DEFAULT_MODEL
+from client.cli import check, render
+from client.devserver import serve
+from client.scenarios import GRAPHS, SCENARIOS, Scenario
 
 CONCURRENCY = 2
 """Runs in flight at once by default: low, to stay inside Groq's free-tier rate limits."""
@@ -39,7 +39,7 @@ def settled_by_artifact(scenario: Scenario) -> bool:
     depend on the model's own choices.
 
     Args:
-        scenario: A row of :data:`agent.client.scenarios.SCENARIOS`.
+        scenario: A row of :data:`client.scenarios.SCENARIOS`.
 
     Returns:
         Whether the scenario belongs in the real-model check.
@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         0 when every compared row matches or nothing ran; 1 on a mismatch.
     """
-    parser = argparse.ArgumentParser(prog="python -m agent.client.e2e", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m client.e2e", description=__doc__)
     parser.add_argument(
         "--concurrency", type=int, default=CONCURRENCY, help="runs in flight at once"
     )

@@ -5,7 +5,7 @@ A child started with :func:`dies_with_parent` as its ``preexec_fn`` asks Linux
 killed with SIGKILL still takes its children down. The signal survives ``exec`` and is set
 after ``Popen``'s ``user=``/``group=`` switch (a change of credentials clears it). It follows
 one generation only: a child that forks (uvicorn's supervisor) sets it again in its own
-children (:mod:`agent.client.aegra_app`). Elsewhere than Linux it does nothing.
+children (:mod:`client.aegra_app`). Elsewhere than Linux it does nothing.
 
 Every process a launcher starts for a state folder carries :data:`STATE_ENV` (the folder's
 path) in its environment, which nothing else has: :func:`leftovers` finds them by it (and a

@@ -10,7 +10,7 @@ raised to WARNING. Everything else is ``langgraph dev`` as it is: a ``.py`` chan
 reloads the server, and uvicorn still says so ("WatchFiles detected changes in ...
 Reloading...").
 
-Usage: ``python -m agent.client.dev [langgraph dev flags]``.
+Usage: ``python -m client.dev [langgraph dev flags]``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Render both graphs as Mermaid and keep the README's diagrams in step.
 
-``python -m agent.client.diagrams`` rewrites the blocks between ``<!-- mermaid:<graph> -->`` and
+``python -m client.diagrams`` rewrites the blocks between ``<!-- mermaid:<graph> -->`` and
 ``<!-- /mermaid:<graph> -->`` in README.md. No network: ``draw_mermaid`` is plain text.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from agent.graphs.legacy import graph as legacy
 from agent.graphs.middleware import graph as middleware
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def mermaid() -> dict[str, str]:

@@ -2,8 +2,8 @@
 
 ::
 
-    python -m agent.client.prodserver                 # what `make prod` runs
-    python -m agent.client.prodserver --port 8123 --postgres-port 55432
+    python -m client.prodserver                 # what `make prod` runs
+    python -m client.prodserver --port 8123 --postgres-port 55432
 
 Aegra (``aegra-api``) serves the graphs of ``aegra.json`` over the same Agent Protocol API
 as ``langgraph dev``, with threads, checkpoints, runs and store items in PostgreSQL and the
@@ -13,7 +13,7 @@ imports it.
 
 :func:`serve` starts, in order, a private PostgreSQL cluster (created on first use in
 ``<state>/postgres``), ``redis-server`` (append-only file in ``<state>/redis``) and
-``uvicorn aegra_api.main:app --workers N`` (as :mod:`agent.client.aegra_app`), waits for
+``uvicorn aegra_api.main:app --workers N`` (as :mod:`client.aegra_app`), waits for
 ``/health`` and stops all three when the block ends. Both stores listen on 127.0.0.1 only and
 need the password kept in ``<state>/secret`` (created on first use, mode 600). The same state
 folder serves the same threads after a restart.
@@ -21,14 +21,14 @@ folder serves the same threads after a restart.
 Nothing outlives the launcher, and a stop is bounded. Each child runs in a session of its own
 (a Ctrl-C in the terminal reaches the launcher only, which stops them in order: the workers,
 then Redis, then PostgreSQL) and asks Linux for a signal when the launcher dies
-(:func:`agent.client.lifeline.dies_with_parent`, ``PR_SET_PDEATHSIG``): PostgreSQL, run as
+(:func:`client.lifeline.dies_with_parent`, ``PR_SET_PDEATHSIG``): PostgreSQL, run as
 ``postgres`` in the foreground (no ``pg_ctl``, which would daemonize out of reach), gets
 SIGINT, its fast shutdown; Redis SIGTERM; uvicorn's supervisor SIGKILL, and its workers ask for
 SIGKILL when it dies. A SIGKILL of the launcher thus takes everything down without its help.
 On SIGTERM or SIGINT the workers get :data:`SERVER_STOP` seconds (uvicorn cancels requests,
 open streams included, after half of it), Redis and PostgreSQL :data:`STORE_STOP` each, then
 SIGKILL: under the 10 s a supervisor waits. A start first stops what an earlier run of the same
-state folder left (:func:`clear_leftovers`; proven by :data:`agent.client.lifeline.STATE_ENV`
+state folder left (:func:`clear_leftovers`; proven by :data:`client.lifeline.STATE_ENV`
 in their environment or their pid files, never by name), and names in one line what else
 holds a port it needs.
 
@@ -63,8 +63,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.client.devserver import answers_200, free_port
-from agent.client.lifeline import (
+from client.devserver import answers_200, free_port
+from client.lifeline import (
     STATE_ENV,
     cmdline,
     dies_with_parent,
@@ -74,7 +74,7 @@ from agent.client.lifeline import (
 )
 from agent.frameworks.aegra import SETUP_SCRIPT
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "aegra.json"
 """Aegra's config: the graph ids, graphs and auth of ``langgraph.json``, as file paths."""
 STATE = ROOT / ".prod"
@@ -438,7 +438,7 @@ def _port_free(port: int) -> bool:
 def clear_leftovers(state: Path, data: Path | None, ports: Mapping[str, int | None]) -> list[int]:
     """Stop what an earlier run of ``state`` left running; check the ports are free.
 
-    Only processes that :func:`agent.client.lifeline.leftovers` proves are of ``state`` are
+    Only processes that :func:`client.lifeline.leftovers` proves are of ``state`` are
     stopped (PostgreSQL with SIGINT, the others with SIGTERM; SIGKILL after 5 s).
 
     Args:
@@ -568,7 +568,7 @@ def serve(
         server_env["RUN_MIGRATIONS_ON_STARTUP"] = "false"
         offset = log.stat().st_size
         # aegra_app is aegra_api.main:app in workers that die with the supervisor.
-        command = [str(PYTHON), "-m", "uvicorn", "agent.client.aegra_app:app"]
+        command = [str(PYTHON), "-m", "uvicorn", "client.aegra_app:app"]
         command += ["--host", "127.0.0.1", "--port", str(api_port), "--workers", str(workers)]
         # An open stream holds a graceful stop: bound it, then cancel what is left.
         command += ["--timeout-graceful-shutdown", str(int(SERVER_STOP / 2))]
@@ -602,7 +602,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         0 after Ctrl-C, 1 when a process of the stack failed.
     """
-    parser = argparse.ArgumentParser(prog="python -m agent.client.prodserver", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m client.prodserver", description=__doc__)
     parser.add_argument("--port", type=int, default=2026, help="API port (default 2026)")
     parser.add_argument("--postgres-port", type=int, default=None, help="default: a free one")
     parser.add_argument("--redis-port", type=int, default=None, help="default: a free one")
