@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent.frameworks.aegra import SETUP_SCRIPT
 from client.devserver import answers_200, free_port
 from client.lifeline import (
     STATE_ENV,
@@ -72,7 +73,6 @@ from client.lifeline import (
     port_holder,
     stop_pids,
 )
-from agent.frameworks.aegra import SETUP_SCRIPT
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "aegra.json"
