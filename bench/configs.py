@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain.agents import create_agent
@@ -55,6 +55,8 @@ class Config:
     """Passed in the run context; None for baselines, which ignore it."""
     description: str
     graph: Any
+    extra: dict[str, Any] = field(default_factory=dict)
+    """More run context for this configuration (``retry_in_place``, for example)."""
 
     @property
     def verbatim(self) -> bool:
@@ -65,7 +67,7 @@ class Config:
         """Return the run context for a query under this configuration."""
         if self.stop_mode is None:
             return dict(query_context)
-        return {**query_context, "stop_mode": self.stop_mode}
+        return {**query_context, "stop_mode": self.stop_mode, **self.extra}
 
 
 def return_direct_search() -> BaseTool:
@@ -174,6 +176,17 @@ def configurations(model: BaseChatModel | None = None) -> list[Config]:
                     graph=graph,
                 )
             )
+    for graph_id, builder in (("legacy", build_legacy), ("middleware", build_middleware)):
+        configs.append(
+            Config(
+                name=f"{graph_id}/hard+in_place",
+                graph_id=graph_id,
+                stop_mode="hard",
+                description=f"the {graph_id} graph, stop_mode=hard, retry_in_place",
+                graph=builder(),
+                extra={"retry_in_place": True},
+            )
+        )
     configs.append(
         Config(
             name="create_agent",

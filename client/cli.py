@@ -844,7 +844,9 @@ def _add_context_flags(parser: argparse.ArgumentParser) -> None:
         annotation = info.annotation
         choices = get_args(annotation) if get_origin(annotation) is Literal else None
         first = first_sentence(info.description or "")
-        if annotation is int:
+        if annotation is bool:
+            parser.add_argument(flag, action="store_true", default=None, help=first or None)
+        elif annotation is int:
             parser.add_argument(flag, type=int, help=first or None)
         elif annotation is float:
             parser.add_argument(flag, type=float, help=first or None)

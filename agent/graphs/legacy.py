@@ -20,10 +20,12 @@ langgraph 0.6.6 with langchain-core 0.3 (``make compat``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
@@ -60,6 +62,13 @@ CALLS_TO_RUN = "calls_to_run"
 read ``messages`` (``InjectedState``), which keeps the model's AIMessage unchanged, so each
 call's position this turn (``invocation_index``) is the one the model gave it.
 """
+
+
+async def _one(
+    run: Callable[[list[ToolCall]], Awaitable[list[ToolMessage]]], call: ToolCall
+) -> ToolMessage:
+    [message] = await run([call])
+    return message
 
 
 def build_legacy(
@@ -119,10 +128,25 @@ def build_legacy(
         allowed = [c for c, r in zip(issued.tool_calls, refusals, strict=True) if r is None]
         ran: list[ToolMessage] = []
         if allowed:
-            calls = issued.model_copy(update={"tool_calls": allowed})
-            result = await tool_node.ainvoke({**state, CALLS_TO_RUN: [calls]}, get_config())
+            config = get_config()
+
+            async def run(calls: list[ToolCall]) -> list[ToolMessage]:
+                step = issued.model_copy(update={"tool_calls": calls})
+                result = await tool_node.ainvoke({**state, CALLS_TO_RUN: [step]}, config)
+                return list(result[CALLS_TO_RUN])
+
+            if router.in_place_retries_left(state["messages"], context):
+                # Each call on its own, retried in place while transient (retry_in_place).
+                ran = await asyncio.gather(
+                    *(
+                        router.arun_tool(partial(_one, run, call), state["messages"], context)
+                        for call in allowed
+                    )
+                )
+            else:
+                ran = await run(allowed)
             approved = approved_ids(decisions)
-            ran = [mark_approved(message, approved) for message in result[CALLS_TO_RUN]]
+            ran = [mark_approved(message, approved) for message in ran]
         by_id = {message.tool_call_id: message for message in ran}
         new_messages = [
             by_id[str(call["id"])] if refusal is None else refusal

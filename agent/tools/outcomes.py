@@ -6,6 +6,7 @@ import random
 from collections.abc import Mapping, Sequence
 
 from langchain_core.messages import BaseMessage
+from stop_on_artifact.in_place import current_attempt
 from stop_on_artifact.messages import invocation_index
 
 from agent.context import Context, ForcedOutcome
@@ -27,9 +28,11 @@ def draw_outcome(
 ) -> tuple[ForcedOutcome, int]:
     """Pick this call's outcome.
 
-    The call's position among this turn's tool calls (in the order the model issued them)
-    indexes ``context.force_outcome``; with nothing forced, an RNG seeded by the context's
-    seed, the position and ``key`` draws from ``weights``, so a rerun draws the same.
+    The call's position among this turn's tool calls (in the order the model issued them),
+    plus its in-place attempt (``retry_in_place``: a retry of the same call reads the next
+    position), indexes ``context.force_outcome``; with nothing forced, an RNG seeded by the
+    context's seed, the position and ``key`` draws from ``weights``, so a rerun draws the
+    same.
 
     Args:
         context: The run's context.
@@ -41,7 +44,8 @@ def draw_outcome(
     Returns:
         The outcome and the call's 0-based position this turn.
     """
-    index = invocation_index(messages, tool_call_id)
+    # An in-place retry of the call (retry_in_place) reads the next position's outcome.
+    index = invocation_index(messages, tool_call_id) + current_attempt()
     forced = context.outcome_for(index)
     if forced is not None:
         return forced, index

@@ -112,3 +112,32 @@ async def test_the_async_twin_retries_the_same_way() -> None:
     kept = await aretry_in_place(run, retries=2, initial_delay=0.0)
     assert tool.calls == 3 and in_place_retries(kept) == 2
     assert kept.artifact["reason"] == "completed"
+
+
+def test_a_tool_can_tell_which_attempt_runs() -> None:
+    from stop_on_artifact.in_place import current_attempt
+
+    seen: list[int] = []
+    tool = Tool("transient", "transient", "completed")
+
+    def run() -> ToolMessage:
+        seen.append(current_attempt())
+        return tool()
+
+    retry_in_place(run, retries=3, sleep=lambda _: None)
+    assert seen == [0, 1, 2] and current_attempt() == 0
+
+
+async def test_the_async_twin_tells_the_attempt_too() -> None:
+    from stop_on_artifact.in_place import current_attempt
+
+    seen: list[int] = []
+    tool = Tool("transient", "completed")
+
+    async def run() -> ToolMessage:
+        await asyncio.sleep(0)
+        seen.append(current_attempt())
+        return tool()
+
+    await aretry_in_place(run, retries=3)
+    assert seen == [0, 1]

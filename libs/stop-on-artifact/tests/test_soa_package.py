@@ -18,6 +18,7 @@ import stop_on_artifact
 LIBRARY = Path(__file__).resolve().parents[1]
 PACKAGE = LIBRARY / "src" / "stop_on_artifact"
 STDLIB = {"__future__", "collections", "dataclasses", "logging", "typing", "json", "re", "string"}
+STDLIB |= {"asyncio", "contextvars", "time"}  # in_place: the waits between retries
 ALLOWED = STDLIB | {"typing_extensions", "pydantic", "langchain_core", "langgraph"}
 
 PUBLIC = {

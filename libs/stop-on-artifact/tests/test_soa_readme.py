@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 import stop_on_artifact
+import stop_on_artifact.in_place
+import stop_on_artifact.messages
 import stop_on_artifact.testing
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from soa_graphs import has_middleware
@@ -135,6 +137,10 @@ def test_the_middleware_docstring_example_runs(monkeypatch: pytest.MonkeyPatch) 
 def test_every_function_the_readme_names_is_public() -> None:
     text = README.read_text("utf-8")
     public = set(stop_on_artifact.__all__) | set(stop_on_artifact.testing.__all__)
+    public |= set(stop_on_artifact.messages.__all__) | set(stop_on_artifact.in_place.__all__)
+    modules = (stop_on_artifact, stop_on_artifact.testing)
+    classes = [getattr(m, n) for m in modules for n in m.__all__ if isinstance(getattr(m, n), type)]
+    public |= {name for cls in classes for name in vars(cls) if not name.startswith("_")}
     named = set(re.findall(r"`([A-Za-z_]\w*)\(", text))
     imports = re.findall(r"from stop_on_artifact[\w.]* import (\([^)]*\)|[^\n]+)", text)
     for imported in imports:

@@ -14,7 +14,8 @@ decision does, with a stability promise), :mod:`stop_on_artifact.testing` (a scr
 model, forced outcomes and assertions for your pytest), :mod:`stop_on_artifact.artifact`,
 :mod:`stop_on_artifact.decision`, :mod:`stop_on_artifact.middleware`,
 :mod:`stop_on_artifact.router`, :mod:`stop_on_artifact.settings`,
-:mod:`stop_on_artifact.texts` and :mod:`stop_on_artifact.stream` (the custom stream event).
+:mod:`stop_on_artifact.texts`, :mod:`stop_on_artifact.in_place` (retry a transient call in
+place) and :mod:`stop_on_artifact.stream` (the custom stream event).
 Any other name is internal, and so is a module whose docstring starts with "Internal:"
 (:mod:`~stop_on_artifact.parts`, :mod:`~stop_on_artifact.rules`,
 :mod:`~stop_on_artifact.answer`, :mod:`~stop_on_artifact.state`): it may change in any

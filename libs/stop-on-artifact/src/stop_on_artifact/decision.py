@@ -89,6 +89,9 @@ class StopDecision(TypedDict):
     ``approval`` field (``approved`` / ``rejected``), the deciding call's first."""
     policy: NotRequired[str]
     """Beside ``approval``: the artifact's ``policy`` field, the policy that asked."""
+    in_place_retries: NotRequired[int]
+    """Present when calls of this turn were retried in place (``retry_in_place``): how
+    many extra attempts ran; each counts against ``max_retries``."""
 
 
 def decide(messages: Sequence[BaseMessage], context: SettingsLike) -> StopDecision:
@@ -156,6 +159,7 @@ def decide(messages: Sequence[BaseMessage], context: SettingsLike) -> StopDecisi
             "answer_from": [p.call_id for p in turn.parts if hard and p.settled],
             "unsettled": [p.call_id for p in turn.parts if hard and not p.settled],
             **asked,
+            **({"in_place_retries": turn.in_place} if turn.in_place else {}),
         },
     )
 

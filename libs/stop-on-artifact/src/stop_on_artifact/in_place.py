@@ -13,6 +13,9 @@ recorded). Every attempt counts against ``max_retries`` (the decision reads
 ``in_place_retries`` as that many transient results), so the bound on retries is the same
 whether the model or this loop retries.
 
+A tool can tell an in-place retry from a first attempt with :func:`current_attempt`
+(0 on the first attempt, 1 on the first retry, ...), to reuse an idempotency key, say.
+
 Delays are bounded: each is ``initial_delay * backoff_factor ** n``, at most
 :data:`MAX_DELAY` seconds, so a run's settings cannot stall a worker for long.
 """
@@ -22,11 +25,23 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from langchain_core.messages import ToolMessage
 
 from stop_on_artifact.artifact import InvalidArtifactError, parse_artifact
+
+__all__ = [
+    "IN_PLACE_FIELD",
+    "MAX_DELAY",
+    "aretry_in_place",
+    "current_attempt",
+    "delay",
+    "in_place_retries",
+    "is_transient",
+    "retry_in_place",
+]
 
 IN_PLACE_FIELD = "in_place_retries"
 """Artifact field: how many extra attempts of this call ran in place."""
@@ -35,6 +50,32 @@ MAX_DELAY = 5.0
 """Longest wait between two attempts, in seconds, whatever the settings say."""
 
 Result = TypeVar("Result")
+
+_ATTEMPT: ContextVar[int] = ContextVar("stop_on_artifact_in_place_attempt", default=0)
+
+
+def current_attempt() -> int:
+    """Return which in-place attempt of a call is running: 0 first, then 1, 2, ...
+
+    Read it inside a tool; outside an in-place retry it is 0.
+    """
+    return _ATTEMPT.get()
+
+
+def _attempt(run: Callable[[], Result], number: int) -> Result:
+    token = _ATTEMPT.set(number)
+    try:
+        return run()
+    finally:
+        _ATTEMPT.reset(token)
+
+
+async def _aattempt(run: Callable[[], Awaitable[Result]], number: int) -> Result:
+    token = _ATTEMPT.set(number)
+    try:
+        return await run()
+    finally:
+        _ATTEMPT.reset(token)
 
 
 def is_transient(result: object) -> bool:
@@ -104,12 +145,12 @@ def retry_in_place(
         ValueError: If a bound is out of range (named).
     """
     _check(retries, initial_delay, backoff_factor)
-    result = run()
+    result = _attempt(run, 0)
     done = 0
     while done < retries and is_transient(result):
         sleep(delay(done, initial_delay, backoff_factor))
-        result = run()
         done += 1
+        result = _attempt(run, done)
     return _recorded(result, done)
 
 
@@ -135,10 +176,10 @@ async def aretry_in_place(
         ValueError: If a bound is out of range (named).
     """
     _check(retries, initial_delay, backoff_factor)
-    result = await run()
+    result = await _aattempt(run, 0)
     done = 0
     while done < retries and is_transient(result):
         await asyncio.sleep(delay(done, initial_delay, backoff_factor))
-        result = await run()
         done += 1
+        result = await _aattempt(run, done)
     return _recorded(result, done)

@@ -41,13 +41,16 @@ except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
     )
     raise ImportError(msg) from error
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from stop_on_artifact.decision import StopDecision, final_text
 from stop_on_artifact.router import StopRouter, _settings_from_arguments
 from stop_on_artifact.settings import ParallelPolicy, SettingsFromContext, StopMode, StopSettings
 from stop_on_artifact.state import require_messages
 from stop_on_artifact.stream import DecisionHook, ModelCallHook
+from stop_on_artifact.texts import StopTexts
 
 
 class StopOnArtifactState(AgentState[ResponseT]):
@@ -89,7 +92,12 @@ class StopOnArtifactMiddleware(
             (:data:`~stop_on_artifact.ParallelPolicy`); default ``all``.
         max_retries: Transient outcomes allowed per user message, 0 to 50; default 2.
         max_model_calls: Model calls allowed per user message, 1 to 50; default 6.
-        settings: All four at once, instead of the flat arguments.
+        retry_in_place: Retry a transient call in place before the model hears of it
+            (:mod:`stop_on_artifact.in_place`); default False.
+        retry_delay: Seconds before the first in-place retry, 0 to 5; default 0.
+        retry_backoff: Multiplier of that delay per retry, 1 to 10; default 2.
+        texts: The texts a hard stop writes (:class:`~stop_on_artifact.StopTexts`).
+        settings: All of these at once, instead of the flat arguments.
         settings_from_context: Your own rule from the run's context to its settings.
         on_decision: Called with every decision, after it is streamed.
         on_model_call: Called after every model call with the messages so far.
@@ -109,6 +117,10 @@ class StopOnArtifactMiddleware(
         parallel_policy: ParallelPolicy | None = None,
         max_retries: int | None = None,
         max_model_calls: int | None = None,
+        retry_in_place: bool | None = None,
+        retry_delay: float | None = None,
+        retry_backoff: float | None = None,
+        texts: StopTexts | None = None,
         settings: StopSettings | None = None,
         settings_from_context: SettingsFromContext | None = None,
         on_decision: DecisionHook | None = None,
@@ -121,6 +133,10 @@ class StopOnArtifactMiddleware(
             "parallel_policy": parallel_policy,
             "max_retries": max_retries,
             "max_model_calls": max_model_calls,
+            "retry_in_place": retry_in_place,
+            "retry_delay": retry_delay,
+            "retry_backoff": retry_backoff,
+            "texts": texts,
         }
         # The decision, its stream event, the hard-stop test and the polish call's tools are
         # the router's, as in a hand-built graph: the middleware places them in the hooks.
@@ -177,6 +193,33 @@ class StopOnArtifactMiddleware(
             decision = cast("StopDecision | None", request.state.get("stop_decision"))
             self.on_model_call([*request.state["messages"], *response.result], decision)
         return response
+
+    @staticmethod
+    def _messages(request: ToolCallRequest) -> list[Any]:
+        state = request.state if isinstance(request.state, dict) else {}
+        return list(state.get("messages") or [])
+
+    @override
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """Retry a transient call in place first, when ``retry_in_place`` is on."""
+        context = request.runtime.context if request.runtime is not None else None
+        return self.router.run_tool(lambda: handler(request), self._messages(request), context)
+
+    @override
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """Async twin of :meth:`wrap_tool_call`."""
+        context = request.runtime.context if request.runtime is not None else None
+        return await self.router.arun_tool(
+            lambda: handler(request), self._messages(request), context
+        )
 
     @override
     def wrap_model_call(

@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from stop_on_artifact.artifact import InvalidArtifactError, parse_artifact
+from stop_on_artifact.in_place import in_place_retries
 from stop_on_artifact.messages import tool_calls, turn_start
 
 
@@ -104,7 +105,9 @@ class Turn:
     step: tuple[Verdict, ...]
     """The latest tool step's results judged, in the order the model issued the calls."""
     transients: int
-    """Valid ``transient`` outcomes this turn, a repeated ``tool_call_id`` counted once."""
+    """Transient outcomes this turn, the in-place attempts included."""
+    in_place: int
+    """In-place retries that ran this turn (:mod:`stop_on_artifact.in_place`)."""
     model_calls: int
     """AIMessages this turn."""
     approvals: tuple[Approval, ...]
@@ -163,10 +166,13 @@ def scan_turn(messages: Sequence[BaseMessage]) -> Turn:
         verdict(m).artifact is not None and verdict(m).reason == "transient"
         for m in results.values()
     )
+    # Each in-place retry followed a transient attempt of the same call: it counts too.
+    in_place = sum(in_place_retries(m) for m in results.values() if verdict(m).artifact)
     return Turn(
         parts=_parts(groups, results, verdict),
         step=tuple(verdict(m) for m in step),
-        transients=transients,
+        transients=transients + in_place,
+        in_place=in_place,
         model_calls=model_calls,
         approvals=tuple(reversed(approvals)),
     )

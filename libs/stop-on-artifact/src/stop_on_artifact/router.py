@@ -19,7 +19,7 @@ runs on langgraph 0.6 as well.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -29,6 +29,8 @@ from langgraph.runtime import get_runtime
 from pydantic import ValidationError
 
 from stop_on_artifact.decision import StopDecision, decide, final_text, is_hard_stop
+from stop_on_artifact.in_place import aretry_in_place, retry_in_place
+from stop_on_artifact.messages import transient_count
 from stop_on_artifact.settings import (
     ParallelPolicy,
     SettingsFromContext,
@@ -37,6 +39,7 @@ from stop_on_artifact.settings import (
     resolve_settings,
 )
 from stop_on_artifact.stream import DecisionHook, emit
+from stop_on_artifact.texts import StopTexts
 
 ToolT = TypeVar("ToolT")
 
@@ -137,7 +140,12 @@ class StopRouter:
             (:data:`~stop_on_artifact.ParallelPolicy`); default ``all``.
         max_retries: Transient outcomes allowed per user message, 0 to 50; default 2.
         max_model_calls: Model calls allowed per user message, 1 to 50; default 6.
-        settings: All four at once, instead of the flat arguments.
+        retry_in_place: Retry a transient call in place before the model hears of it
+            (:mod:`stop_on_artifact.in_place`); default False.
+        retry_delay: Seconds before the first in-place retry, 0 to 5; default 0.
+        retry_backoff: Multiplier of that delay per retry, 1 to 10; default 2.
+        texts: The texts a hard stop writes (:class:`~stop_on_artifact.StopTexts`).
+        settings: All of these at once, instead of the flat arguments.
         settings_from_context: Your own rule from the run's context to its settings; it
             replaces the same-named-field rule entirely.
         on_decision: Called with every decision, after it is streamed.
@@ -155,6 +163,10 @@ class StopRouter:
         parallel_policy: ParallelPolicy | None = None,
         max_retries: int | None = None,
         max_model_calls: int | None = None,
+        retry_in_place: bool | None = None,
+        retry_delay: float | None = None,
+        retry_backoff: float | None = None,
+        texts: StopTexts | None = None,
         settings: StopSettings | None = None,
         settings_from_context: SettingsFromContext | None = None,
         on_decision: DecisionHook | None = None,
@@ -165,6 +177,10 @@ class StopRouter:
             "parallel_policy": parallel_policy,
             "max_retries": max_retries,
             "max_model_calls": max_model_calls,
+            "retry_in_place": retry_in_place,
+            "retry_delay": retry_delay,
+            "retry_backoff": retry_backoff,
+            "texts": texts,
         }
         self.settings = _settings_from_arguments(type(self).__name__, settings, flat)
         self.settings_from_context = settings_from_context
@@ -173,6 +189,57 @@ class StopRouter:
     def settings_for(self, context: object) -> StopSettings:
         """Return the settings of the run whose context is ``context``."""
         return resolve_settings(self.settings, context, self.settings_from_context)
+
+    def in_place_retries_left(self, messages: Sequence[BaseMessage], context: object) -> int:
+        """Return how many in-place retries a call of the next tool step may run.
+
+        Args:
+            messages: The thread's messages before the step.
+            context: The run's context.
+
+        Returns:
+            0 unless ``retry_in_place`` is on; else what ``max_retries`` leaves this turn.
+        """
+        settings = self.settings_for(context)
+        if not settings.retry_in_place:
+            return 0
+        return max(0, settings.max_retries - transient_count(messages))
+
+    def run_tool(
+        self, run: Callable[[], ToolT], messages: Sequence[BaseMessage], context: object
+    ) -> ToolT:
+        """Run one tool call, retried in place while transient if ``retry_in_place`` is on.
+
+        Args:
+            run: Runs the call once (a ``ToolNode`` on that one call, for example).
+            messages: The thread's messages before the step.
+            context: The run's context.
+
+        Returns:
+            The kept result (see :func:`~stop_on_artifact.in_place.retry_in_place`).
+        """
+        settings = self.settings_for(context)
+        return retry_in_place(
+            run,
+            retries=self.in_place_retries_left(messages, context),
+            initial_delay=settings.retry_delay,
+            backoff_factor=settings.retry_backoff,
+        )
+
+    async def arun_tool(
+        self,
+        run: Callable[[], Awaitable[ToolT]],
+        messages: Sequence[BaseMessage],
+        context: object,
+    ) -> ToolT:
+        """Async twin of :meth:`run_tool`."""
+        settings = self.settings_for(context)
+        return await aretry_in_place(
+            run,
+            retries=self.in_place_retries_left(messages, context),
+            initial_delay=settings.retry_delay,
+            backoff_factor=settings.retry_backoff,
+        )
 
     @staticmethod
     def turn_update(messages: Sequence[BaseMessage]) -> dict[str, None]:

@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stop_on_artifact.in_place import MAX_DELAY
 from stop_on_artifact.texts import StopTexts
 
 StopMode = Literal["hard", "polish", "never"]
@@ -112,6 +113,29 @@ class StopSettings(BaseModel):
             "least 2k+2 steps in a hand-built graph (agent, tools) and 3k+2 in create_agent "
             "with the middleware (LangGraph 1.x defaults are far above that)."
         ),
+    )
+    retry_in_place: bool = Field(
+        default=False,
+        strict=True,
+        description=(
+            "Retry a transient call in place first: the same call runs again at once, after "
+            "retry_delay (times retry_backoff per retry, at most 5 s), while retries remain "
+            "under max_retries, and only a result still transient goes back to the model. "
+            "A transient-then-success question then costs one model call. The decision "
+            "records in_place_retries."
+        ),
+    )
+    retry_delay: float = Field(
+        default=0.0,
+        ge=0,
+        le=MAX_DELAY,
+        description="Seconds before the first in-place retry (retry_in_place); at most 5.",
+    )
+    retry_backoff: float = Field(
+        default=2.0,
+        ge=1,
+        le=10,
+        description="Multiplier of the delay per in-place retry (retry_in_place), 1 to 10.",
     )
     texts: StopTexts = Field(
         default_factory=StopTexts,
