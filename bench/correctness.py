@@ -9,8 +9,9 @@ that apply to the query count):
 
 - ``context``: every tool that ran returned the outcome the context forced, so the
   configuration really passed the context to its tools;
-- ``retried``: every transient failure got another model turn (where the query's
-  ``parallel_policy`` is ``all``: under ``any`` and ``priority`` a stop comes at once);
+- ``retried``: every transient failure got another model turn, or was retried in place
+  (``retry_in_place``), where the query's ``parallel_policy`` is ``all`` (under ``any`` and
+  ``priority`` a stop comes at once);
 - ``content``: a run expected to end on a completed (or fatal) result answers with that
   result's content, verbatim or quoted;
 - ``verbatim``: under ``stop_mode=hard``, the answer is made of the settled results'
@@ -42,10 +43,11 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from stop_on_artifact import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
 from stop_on_artifact.artifact import NOT_DONE_FIELD
-from stop_on_artifact.messages import invocation_index
+from stop_on_artifact.in_place import in_place_retries
 
 from agent.context import Context
 from agent.policy import SPEND_CAP_MESSAGE
+from agent.tools.outcomes import outcome_position
 from bench.queries import Query
 
 _REASON_OF = {
@@ -122,7 +124,9 @@ def _as_forced(message: ToolMessage, messages: Sequence[BaseMessage], context: C
     """Whether a tool that ran returned the outcome the context forced for its call."""
     if message.status == "error":
         return False
-    forced = context.outcome_for(invocation_index(messages, message.tool_call_id))
+    # A call retried in place (retry_in_place) kept its last attempt's result.
+    index = outcome_position(messages, message.tool_call_id, in_place_retries(message))
+    forced = context.outcome_for(index)
     return forced is None or _reason(message) == _REASON_OF[forced]
 
 
@@ -337,7 +341,7 @@ def read_run(
             )
             for m in tool_messages
             if _reason(m) == "transient"
-        ) and any(_reason(m) == "transient" for m in tool_messages)
+        ) and any(_reason(m) == "transient" or in_place_retries(m) for m in tool_messages)
     if query.expect in ("completed", "fatal"):
         contents = [m.text for m in tool_messages if _reason(m) == query.expect]
         checks["content"] = _carries(answer, contents)

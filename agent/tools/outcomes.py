@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from langchain_core.messages import BaseMessage
 from stop_on_artifact.in_place import current_attempt
-from stop_on_artifact.messages import invocation_index
+from stop_on_artifact.messages import invocation_index, tool_calls, turn_start
 
 from agent.context import Context, ForcedOutcome
 
@@ -19,6 +19,36 @@ DEFAULT_WEIGHTS: Mapping[ForcedOutcome, float] = {
 """The outcome mix when nothing is forced."""
 
 
+def outcome_position(messages: Sequence[BaseMessage], tool_call_id: str, attempt: int = 0) -> int:
+    """Return the position whose forced (or drawn) outcome a call's attempt gets.
+
+    The first attempt gets the call's own position among this turn's calls. An in-place
+    retry (``retry_in_place``, attempt 1, 2, ...) gets the position the model's retry would
+    have had: after every call issued so far this turn, so ``["transient", "fatal",
+    "success"]`` reads the same for a two-part question whichever way its first part is
+    retried.
+
+    Args:
+        messages: The thread's messages (up to the call's step, or the whole thread).
+        tool_call_id: The call's id.
+        attempt: Its in-place attempt (:func:`stop_on_artifact.in_place.current_attempt`).
+
+    Returns:
+        The 0-based position.
+    """
+    own = invocation_index(messages, tool_call_id)
+    if attempt == 0:
+        return own
+    turn = messages[turn_start(messages) :]
+    issued = 0
+    for message in turn:
+        calls = [c["id"] for c in tool_calls(message)]
+        issued += len(calls)
+        if tool_call_id in calls:
+            break
+    return issued + attempt - 1
+
+
 def draw_outcome(
     context: Context,
     messages: Sequence[BaseMessage],
@@ -28,11 +58,10 @@ def draw_outcome(
 ) -> tuple[ForcedOutcome, int]:
     """Pick this call's outcome.
 
-    The call's position among this turn's tool calls (in the order the model issued them),
-    plus its in-place attempt (``retry_in_place``: a retry of the same call reads the next
-    position), indexes ``context.force_outcome``; with nothing forced, an RNG seeded by the
-    context's seed, the position and ``key`` draws from ``weights``, so a rerun draws the
-    same.
+    The call's position among this turn's tool calls (in the order the model issued them;
+    see :func:`outcome_position` for an in-place retry) indexes ``context.force_outcome``;
+    with nothing forced, an RNG seeded by the context's seed, the position and ``key``
+    draws from ``weights``, so a rerun draws the same.
 
     Args:
         context: The run's context.
@@ -44,8 +73,7 @@ def draw_outcome(
     Returns:
         The outcome and the call's 0-based position this turn.
     """
-    # An in-place retry of the call (retry_in_place) reads the next position's outcome.
-    index = invocation_index(messages, tool_call_id) + current_attempt()
+    index = outcome_position(messages, tool_call_id, current_attempt())
     forced = context.outcome_for(index)
     if forced is not None:
         return forced, index
