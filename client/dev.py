@@ -146,15 +146,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         port, moved_from = any_free_port(host), own.preferred_port
     url = client_url(host, port)
-    print(serving_line(url, moved_from), flush=True)
-
     from langgraph_cli.cli import cli  # the dev tools' CLI: a dev dependency only
 
     # uvicorn's reloader runs in this process; its logging config leaves this logger alone.
     logging.getLogger(WATCHER_LOGGER).setLevel(logging.WARNING)
     state = dev_url_file(Path(own.config).resolve().parent)
     state.parent.mkdir(exist_ok=True)
-    state.write_text(url + "\n", "utf-8")
+    state.write_text(url + "\n", "utf-8")  # before the line: a reader of the line finds it
+    print(serving_line(url, moved_from), flush=True)
     # uvicorn re-raises a SIGTERM it caught once it has shut down: end here, file removed.
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     args = ["dev", "--config", own.config, "--host", host, "--port", str(port), *rest]
