@@ -254,6 +254,10 @@ def first_run_examples() -> list[tuple[str, list[str]]]:
 def test_the_readme_first_run_prints_what_it_shows(server: DevServer) -> None:
     examples = first_run_examples()
     assert len(examples) == 2
+    # A newcomer's first result works; the random draw comes second, said to be a draw.
+    (_, first), (_, second) = examples
+    assert "rule=completed" in first[0] and "forced by --force-outcome success" in first[1]
+    assert second[1].startswith("  outcome: drawn at random")
     for line, shown in examples:
         program, *args = shlex.split(line)
         assert program == ".venv/bin/python"
