@@ -6,7 +6,7 @@ UV := $(TOOLS)/bin/uv
 VENV := .venv
 RUN := $(UV) run --frozen --no-sync
 HOST ?= 127.0.0.1
-PORT ?= 2024
+PORT ?=
 PROD := .prod
 PROD_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3.12)
 PROD_PORT ?= 2026
@@ -42,8 +42,8 @@ services: ## Install redis-server and PostgreSQL from Debian if they are missing
 
 prod-env: $(PROD)/venv/.synced services ## The production server's Python 3.12 env in .prod/venv.
 
-dev: install ## Serve both graphs with `langgraph dev` (offline model unless GROQ_API_KEY is set).
-	$(RUN) python -m client.dev --host $(HOST) --port $(PORT) --no-browser
+dev: install ## Serve both graphs with `langgraph dev` on 2024 or a free port, said first (offline model unless GROQ_API_KEY).
+	$(RUN) python -m client.dev --host $(HOST) $(if $(PORT),--port $(PORT)) --no-browser
 
 prod: install prod-env ## Serve both graphs on Aegra + PostgreSQL + Redis, 2 workers (state in .prod/ or PROD_STATE).
 	$(RUN) python -m client.prodserver --port $(PROD_PORT) $(if $(PROD_STATE),--state "$(PROD_STATE)")

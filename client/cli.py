@@ -23,9 +23,11 @@ prompt per action, and anything else gets the ``answer`` command that answers it
 it the same way. An answer sends no context and takes no context flags: the run goes on
 under the settings its turn started with, which the server keeps with the thread.
 
-The server URL comes from ``--url``, else ``LANGGRAPH_URL``, else ``http://127.0.0.1:2024``
-(``make dev``). A server that needs a key gets it from ``LANGGRAPH_API_KEY``, which
-``langgraph_sdk`` sends as ``x-api-key``.
+The server URL comes from ``--url``, else ``LANGGRAPH_URL``, else the URL ``make dev`` wrote
+to ``.langgraph_api/dev-url`` (it serves on 2024, or on a free port when 2024 is taken) if a
+server answers there, else ``http://127.0.0.1:2024``. When none answers, the error names each
+URL it tried and where it came from. A server that needs a key gets it from
+``LANGGRAPH_API_KEY``, which ``langgraph_sdk`` sends as ``x-api-key``.
 
 The approval prompt takes ``a``/``approve``/``y``/``yes`` or ``r``/``reject``/``n``/``no``
 (any case) and asks again on anything else. Every error is one line on standard error.
@@ -49,6 +51,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, NoReturn, TextIO, get_args, get_origin
 
 import httpx
@@ -57,9 +60,13 @@ from langgraph_sdk.client import LangGraphClient
 
 from agent.context import Context, ForcedOutcome
 from agent.tools.outcomes import DEFAULT_WEIGHTS
+from client.dev import dev_url_file
 from client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario
 
 DEFAULT_URL = "http://127.0.0.1:2024"
+PROJECT = Path(__file__).resolve().parents[1]
+DEV_URL_FILE = dev_url_file(PROJECT)
+"""Where ``make dev`` (:mod:`client.dev`) writes the URL it serves at, while it runs."""
 URL_ENV = "LANGGRAPH_URL"
 """Environment variable naming the server when ``--url`` is not given."""
 STREAM_MODES: list[Literal["updates", "custom"]] = ["updates", "custom"]
@@ -186,33 +193,64 @@ def user_input(query: str) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": query}]}
 
 
-def default_url() -> str:
-    """Return ``LANGGRAPH_URL`` if set, else ``http://127.0.0.1:2024``."""
-    return os.environ.get("LANGGRAPH_URL") or DEFAULT_URL
-
-
-async def ensure_reachable(url: str, timeout: float = 5.0) -> None:
-    """Fail fast, with a message naming the URL, when nothing listens there.
-
-    Any HTTP answer counts as reachable (even 401 or 404): only a failed connection or a
-    timeout does not.
+def candidate_urls(explicit: str | None) -> list[tuple[str, str]]:
+    """Return the server URLs to try, in order, each with where it came from.
 
     Args:
-        url: The server's base URL.
-        timeout: Seconds to wait for an answer.
+        explicit: The ``--url`` flag's value, if given.
+
+    Returns:
+        ``[(url, source), ...]``: ``--url`` alone, else ``LANGGRAPH_URL`` alone, else the URL
+        ``make dev`` wrote (if its file exists) and then the default.
+    """
+    if explicit:
+        return [(explicit, "--url")]
+    if os.environ.get(URL_ENV):
+        return [(os.environ[URL_ENV], URL_ENV)]
+    tried = []
+    try:
+        written = DEV_URL_FILE.read_text("utf-8").strip()
+    except OSError:
+        written = ""
+    if written:
+        where = DEV_URL_FILE.relative_to(PROJECT)
+        tried.append((written, f"written by make dev to {where}"))
+    if written != DEFAULT_URL:
+        tried.append((DEFAULT_URL, "the default"))
+    return tried
+
+
+async def find_server(explicit: str | None, timeout: float = 5.0) -> str:
+    """Return the first candidate URL (:func:`candidate_urls`) where a server answers.
+
+    Any HTTP answer counts (even 401 or 404): only a failed connection, a broken answer or
+    a timeout does not.
+
+    Args:
+        explicit: The ``--url`` flag's value, if given.
+        timeout: Seconds to wait for each answer.
+
+    Returns:
+        The server's base URL.
 
     Raises:
-        ServerUnreachableError: If the connection fails or times out.
+        ServerUnreachableError: If no candidate answers; the message names each URL, where
+            it came from and why it failed, and what to do, in one line.
     """
-    try:
-        async with httpx.AsyncClient(timeout=timeout) as http:
-            await http.get(f"{url.rstrip('/')}/ok")
-    except httpx.TransportError as exc:
-        msg = (
-            f"no LangGraph server answered at {url} ({type(exc).__name__}: {exc}). "
-            f"Start one with `make dev`, or pass --url / set {URL_ENV}."
-        )
-        raise ServerUnreachableError(msg) from exc
+    failures = []
+    async with httpx.AsyncClient(timeout=timeout) as http:
+        for url, source in candidate_urls(explicit):
+            try:
+                await http.get(f"{url.rstrip('/')}/ok")
+            except httpx.TransportError as exc:
+                failures.append(f"{url} ({source}: {type(exc).__name__})")
+            else:
+                return url
+    msg = (
+        f"no LangGraph server answered; tried {', then '.join(failures)}. "
+        f"Start one with `make dev` (it prints where it serves), or pass --url / set {URL_ENV}."
+    )
+    raise ServerUnreachableError(msg)
 
 
 def refusal_text(exc: httpx.HTTPStatusError) -> str:
@@ -751,7 +789,10 @@ def _add_url_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--url",
         default=None,
-        help=f"server URL (default: ${URL_ENV}, else {DEFAULT_URL})",
+        help=(
+            f"server URL (default: ${URL_ENV}, else the one `make dev` wrote to "
+            f"{DEV_URL_FILE.relative_to(PROJECT)} if it answers, else {DEFAULT_URL})"
+        ),
     )
 
 
@@ -1070,9 +1111,8 @@ def outcome_note(decision: dict[str, Any], context: dict[str, Any]) -> str:
 
 
 async def _run(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    url = args.url or default_url()
+    url = await find_server(args.url)
     graph = str(args.graph)
-    await ensure_reachable(url)
     client = get_client(url=url)
     context = context_from(args)
 
@@ -1095,8 +1135,7 @@ async def _run(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 
 
 async def _answer(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    url = args.url or default_url()
-    await ensure_reachable(url)
+    url = await find_server(args.url)
     client = get_client(url=url)
     print(f"server: {url}", file=out, flush=True)
     try:
@@ -1110,8 +1149,7 @@ async def _answer(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 
 
 async def _check(args: argparse.Namespace, out: TextIO) -> int:
-    url = args.url or default_url()
-    await ensure_reachable(url)
+    url = await find_server(args.url)
     chosen = set(args.scenario or [])
     scenarios = [s for s in SCENARIOS if not chosen or s.name in chosen]
     client = get_client(url=url)

@@ -1,4 +1,17 @@
-"""``make dev``: the real ``langgraph dev``, without the reloader's "N changes detected" noise.
+"""``make dev``: the real ``langgraph dev`` on a port it says, without the reloader's noise.
+
+``langgraph dev`` moves to another port when its own is taken, and says so only deep in its
+log; a client then knocks on the wrong door. This launcher picks the port before it starts
+the server: the one asked for with ``--port`` (``make dev PORT=...``), refused in one line
+when it is taken; else :data:`PREFERRED_PORT` if it is free, else a free one. Its first line
+says where it serves::
+
+    serving both graphs at http://127.0.0.1:2024 (Studio: https://smith.langchain.com/...)
+
+and it writes that URL to ``.langgraph_api/dev-url`` beside the served ``langgraph.json``
+(ignored by git; the file goes when the launcher ends), where ``python -m client`` finds it.
+The file is written before the server's reloader starts watching and removed after it
+stops, so it never causes a reload.
 
 ``langgraph dev`` reloads when a file under the project changes. The in-memory server also
 rewrites its own persistence (``.langgraph_api/`` in the working directory) about every 10 s,
@@ -10,32 +23,152 @@ raised to WARNING. Everything else is ``langgraph dev`` as it is: a ``.py`` chan
 reloads the server, and uvicorn still says so ("WatchFiles detected changes in ...
 Reloading...").
 
-Usage: ``python -m client.dev [langgraph dev flags]``.
+Usage: ``python -m client.dev [--preferred-port N] [langgraph dev flags]``.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import errno
 import logging
+import signal
+import socket
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 WATCHER_LOGGER = "watchfiles.main"
 """The logger that reports every raw file change the reloader sees."""
+PREFERRED_PORT = 2024
+"""``langgraph dev``'s own default, used when it is free and no ``--port`` is given."""
+STUDIO = "https://smith.langchain.com/studio/?baseUrl="
+"""LangGraph Studio's address for a local server, the server's URL appended."""
+EXIT_PORT_TAKEN = 1
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run ``langgraph dev`` with ``argv`` as its flags, the watcher's change count quiet.
+def dev_url_file(project: Path) -> Path:
+    """Return where the dev server serving ``project``'s ``langgraph.json`` writes its URL.
 
     Args:
-        argv: Flags for ``langgraph dev``; ``sys.argv[1:]`` when None.
+        project: The folder holding the served ``langgraph.json``.
+
+    Returns:
+        ``project/.langgraph_api/dev-url`` (the server's own persistence folder, ignored by git).
     """
+    return project / ".langgraph_api" / "dev-url"
+
+
+def port_is_free(host: str, port: int) -> bool:
+    """Whether ``port`` can be bound on ``host`` right now.
+
+    Args:
+        host: The address the server will bind.
+        port: The TCP port.
+
+    Returns:
+        False if something holds the port there.
+    """
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return False
+            raise
+    return True
+
+
+def any_free_port(host: str) -> int:
+    """Return a TCP port that is free on ``host`` right now."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def client_url(host: str, port: int) -> str:
+    """Return the URL a client on this machine uses for a server bound to ``host:port``."""
+    reach = "127.0.0.1" if host in ("0.0.0.0", "", "::") else host  # noqa: S104 - a reading
+    return f"http://[{reach}]:{port}" if ":" in reach else f"http://{reach}:{port}"
+
+
+def serving_line(url: str, moved_from: int | None = None) -> str:
+    """Return the one line that says where the dev server serves.
+
+    Args:
+        url: The server's URL.
+        moved_from: The preferred port, when it was taken and another was picked.
+
+    Returns:
+        ``serving both graphs at URL (Studio: ...)``, naming a taken preferred port.
+    """
+    moved = f"port {moved_from} is taken; " if moved_from is not None else ""
+    return f"serving both graphs at {url} ({moved}Studio: {STUDIO}{url})"
+
+
+def _own_flags() -> argparse.ArgumentParser:
+    flags = argparse.ArgumentParser(add_help=False)
+    flags.add_argument("--host", default="127.0.0.1")
+    flags.add_argument("--port", type=int, default=None)
+    flags.add_argument("--preferred-port", type=int, default=PREFERRED_PORT)
+    flags.add_argument("--config", default="langgraph.json")
+    return flags
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``langgraph dev`` with ``argv`` as its flags, on a port this says first.
+
+    Args:
+        argv: Flags for ``langgraph dev`` (and ``--preferred-port``); ``sys.argv[1:]`` when
+            None.
+
+    Returns:
+        The exit status: ``langgraph dev``'s, or 1 when the ``--port`` asked for is taken.
+    """
+    own, rest = _own_flags().parse_known_args(list(sys.argv[1:] if argv is None else argv))
+    host: str = own.host
+    moved_from = None
+    if own.port is not None:
+        port: int = own.port
+        if not port_is_free(host, port):
+            print(
+                f"error: port {port} on {host} is taken; stop what holds it, or choose "
+                "another with `make dev PORT=<port>` (or leave PORT unset to get a free one)",
+                file=sys.stderr,
+            )
+            return EXIT_PORT_TAKEN
+    elif port_is_free(host, own.preferred_port):
+        port = own.preferred_port
+    else:
+        port, moved_from = any_free_port(host), own.preferred_port
+    url = client_url(host, port)
     from langgraph_cli.cli import cli  # the dev tools' CLI: a dev dependency only
 
     # uvicorn's reloader runs in this process; its logging config leaves this logger alone.
     logging.getLogger(WATCHER_LOGGER).setLevel(logging.WARNING)
-    args = list(sys.argv[1:] if argv is None else argv)
-    cli.main(args=["dev", *args], prog_name="langgraph dev")
+    state = dev_url_file(Path(own.config).resolve().parent)
+    state.parent.mkdir(exist_ok=True)
+    state.write_text(url + "\n", "utf-8")  # before the line: a reader of the line finds it
+    print(serving_line(url, moved_from), flush=True)
+    # uvicorn re-raises a SIGTERM it caught once it has shut down: end here, file removed.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    args = ["dev", "--config", own.config, "--host", host, "--port", str(port), *rest]
+    try:
+        cli.main(args=args, prog_name="langgraph dev")
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        with contextlib.suppress(OSError):
+            if state.read_text("utf-8").strip() == url:  # not a later launcher's file
+                state.unlink()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -127,6 +127,31 @@ def test_no_server_exits_non_zero_naming_the_url(capsys: pytest.CaptureFixture[s
     assert main(["check", "--url", url]) == EXIT_UNREACHABLE
 
 
+def test_no_server_names_each_url_it_tried_and_where_it_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from client import cli
+
+    written, default = (f"http://127.0.0.1:{free_port()}" for _ in range(2))
+    state = tmp_path / ".langgraph_api" / "dev-url"
+    state.parent.mkdir()
+    state.write_text(f"{written}\n", "utf-8")  # left by a make dev that was killed
+    monkeypatch.setattr(cli, "PROJECT", tmp_path)
+    monkeypatch.setattr(cli, "DEV_URL_FILE", state)
+    monkeypatch.setattr(cli, "DEFAULT_URL", default)  # not 2024: whatever holds it here
+    monkeypatch.delenv("LANGGRAPH_URL", raising=False)
+    assert main(["checkpointer"]) == EXIT_UNREACHABLE
+    [line] = capsys.readouterr().err.splitlines()
+    assert line == (
+        f"error: no LangGraph server answered; tried {written} (written by make dev to "
+        f".langgraph_api/dev-url: ConnectError), then {default} (the default: ConnectError). "
+        "Start one with `make dev` (it prints where it serves), or pass --url / set LANGGRAPH_URL."
+    )
+    monkeypatch.setenv("LANGGRAPH_URL", written)
+    assert main(["check"]) == EXIT_UNREACHABLE
+    assert f"tried {written} (LANGGRAPH_URL: ConnectError). " in capsys.readouterr().err
+
+
 def test_a_failed_run_exits_non_zero_naming_the_field(
     server: DevServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -233,6 +258,10 @@ def first_run_examples() -> list[tuple[str, list[str]]]:
 def test_the_readme_first_run_prints_what_it_shows(server: DevServer) -> None:
     examples = first_run_examples()
     assert len(examples) == 2
+    # A newcomer's first result works; the random draw comes second, said to be a draw.
+    (_, first), (_, second) = examples
+    assert "rule=completed" in first[0] and "forced by --force-outcome success" in first[1]
+    assert second[1].startswith("  outcome: drawn at random")
     for line, shown in examples:
         program, *args = shlex.split(line)
         assert program == ".venv/bin/python"
