@@ -448,7 +448,9 @@ def recorded_for(
     return screen(calls, policies, context, messages)
 
 
-def answers(verdict: PolicyVerdict | None, on_ask: AskHook | None = None) -> dict[str, Any]:
+def answers(
+    verdict: PolicyVerdict | None, on_ask: AskHook | None = None
+) -> dict[str, ApprovalDecision]:
     """Pause once for the verdict's asked calls and return every approval, by call id.
 
     Call it before any tool of the step runs: on resume the calling node runs again from
@@ -683,7 +685,9 @@ class PolicyGate:
 
     def _decide(
         self, state: Mapping[str, Any], context: Any
-    ) -> tuple[list[ToolCall], PolicyVerdict | None, dict[str, Any], list[ToolMessage | None]]:
+    ) -> tuple[
+        list[ToolCall], PolicyVerdict | None, dict[str, ApprovalDecision], list[ToolMessage | None]
+    ]:
         _, calls = _latest_calls(state.get("messages") or [])
         verdict = self.verdict(state, calls, context)
         decisions = answers(verdict, self.on_ask)
