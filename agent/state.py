@@ -58,5 +58,6 @@ class State(InputState):
     turn_context: NotRequired[dict[str, Any] | None]
     """The context this turn started with; a resume runs under it (:mod:`agent.turn`)."""
     spend_cap_verdict: NotRequired[dict[str, Any] | None]
-    """The spend-cap verdict on the latest model turn's calls (:class:`agent.policy.Verdict`),
+    """The spend-cap verdict on the latest model turn's calls (the library's
+    :class:`~stop_on_artifact.policies.PolicyVerdict`, ``agent.policy.gate.verdict_key``),
     recorded before any of them runs; the tools step applies it."""

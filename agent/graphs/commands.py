@@ -11,7 +11,7 @@ A run that continues a paused turn (a command, or no input, on a thread with a p
 step) runs under the context the turn started with, not its own (:mod:`agent.turn`): a
 resume needs no context, and the context it sends changes nothing in that turn. A thread
 paused before turns kept their context answers an approval request under the resume's
-context with ``on_policy_block="ask"`` (:func:`agent.policy.context_for_answer`). The
+context with ``on_policy_block="ask"`` (:func:`agent.approval.context_for_answer`). The
 check never fails the run on a paused thread, since the production server refuses to
 resume a thread whose last run failed.
 """
@@ -25,10 +25,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.constants import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Send, StateSnapshot
+from stop_on_artifact.policies import is_approval_request
 
-from agent.approval import is_approval_request
+from agent.approval import context_for_answer
 from agent.frameworks.langgraph import rebuild
-from agent.policy import context_for_answer
 from agent.turn import context_to_continue, record_problem
 
 

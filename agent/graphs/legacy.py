@@ -7,11 +7,11 @@
              finalize -> END
 
 ``agent`` records the turn's context when a turn starts (:mod:`agent.turn`) and, with the
-model's reply, the spend-cap verdict on its calls. ``tools`` applies that verdict: it
-refuses each call the policy blocked (or, with ``on_policy_block="ask"``, first pauses the
-step with one approval request and applies the person's decisions; see
-:mod:`agent.policy`), runs a ``ToolNode`` on the others (in the
-order the model issued them), then asks the core's
+model's reply, the spend-cap verdict on its calls (the library's ``PolicyGate.record``).
+``tools`` applies that verdict (``PolicyGate.arun``): it refuses each call the policy
+blocked (or, with ``on_policy_block="ask"``, first pauses the step with one approval
+request and applies the person's decisions; see :mod:`agent.policy`), runs a ``ToolNode``
+on the others (in the order the model issued them), then asks the core's
 :class:`~stop_on_artifact.router.StopRouter` about the step, which checkpoints the decision
 under ``stop_decision``. ``finalize`` makes no model call: it relays the settled tools'
 content. Nothing here needs langgraph or langchain 1.x: the graph builds and runs on
@@ -39,16 +39,7 @@ from stop_on_artifact.messages import require_messages
 from agent.context import Context, resolve
 from agent.graphs.commands import checked
 from agent.models import load_model
-from agent.policy import (
-    VERDICT_KEY,
-    answers,
-    approved_ids,
-    mark_approved,
-    recorded,
-    refusal_for,
-    screen,
-    tool_error_content,
-)
+from agent.policy import gate, tool_error_content
 from agent.state import InputState, OutputState, State
 from agent.tools import TOOLS
 from agent.tracing.client import configure_tracing
@@ -107,51 +98,38 @@ def build_legacy(
         reply = await runnable.ainvoke(messages)
         update["messages"] = [reply]
         # The policy decides here, once: a pause in tools and its resume apply this record.
-        tool_calls = reply.tool_calls if isinstance(reply, AIMessage) else []
-        update[VERDICT_KEY] = screen(tool_calls, context, messages)
+        update.update(gate.record(reply, messages, context))
         trace_model_call([*messages, *update["messages"]], decision)
         return update
 
     async def tools_step(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Refuse (or ask about) over-cap calls, run the others, then decide the step."""
         context = resolve(runtime.context)
-        # The calls of the latest AIMessage, as ToolNode itself would pick them.
+        config = get_config()
+
         issued = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
-        if issued is None:
-            msg = "No AIMessage found in input"  # ToolNode's own error for this state
-            raise ValueError(msg)
-        # Before any tool runs: a pause here resumes by running this node again from the top,
-        # and the answer applies to the verdict recorded with the model's reply.
-        verdict = recorded(state, issued.tool_calls, context)
-        decisions = answers(verdict)
-        refusals = [refusal_for(call, verdict, decisions) for call in issued.tool_calls]
-        allowed = [c for c, r in zip(issued.tool_calls, refusals, strict=True) if r is None]
-        ran: list[ToolMessage] = []
-        if allowed:
-            config = get_config()
 
-            async def run(calls: list[ToolCall]) -> list[ToolMessage]:
-                step = issued.model_copy(update={"tool_calls": calls})
-                result = await tool_node.ainvoke({**state, CALLS_TO_RUN: [step]}, config)
-                return list(result[CALLS_TO_RUN])
+        async def run(calls: list[ToolCall]) -> list[ToolMessage]:
+            assert issued is not None  # the gate refused a state with no AIMessage already
+            step = issued.model_copy(update={"tool_calls": calls})
+            result = await tool_node.ainvoke({**state, CALLS_TO_RUN: [step]}, config)
+            return list(result[CALLS_TO_RUN])
 
-            if router.in_place_retries_left(state["messages"], context):
-                # Each call on its own, retried in place while transient (retry_in_place).
-                ran = await asyncio.gather(
-                    *(
-                        router.arun_tool(partial(_one, run, call), state["messages"], context)
-                        for call in allowed
-                    )
+        async def run_allowed(calls: list[ToolCall]) -> list[ToolMessage]:
+            if not router.in_place_retries_left(state["messages"], context):
+                return await run(calls)
+            # Each call on its own, retried in place while transient (retry_in_place).
+            return await asyncio.gather(
+                *(
+                    router.arun_tool(partial(_one, run, call), state["messages"], context)
+                    for call in calls
                 )
-            else:
-                ran = await run(allowed)
-            approved = approved_ids(decisions)
-            ran = [mark_approved(message, approved) for message in ran]
-        by_id = {message.tool_call_id: message for message in ran}
-        new_messages = [
-            by_id[str(call["id"])] if refusal is None else refusal
-            for call, refusal in zip(issued.tool_calls, refusals, strict=True)
-        ]
+            )
+
+        # Asks before any tool runs (a resume runs this node again from the top, and the
+        # answer applies to the verdict recorded with the model's reply), refuses in place,
+        # runs the rest: one ToolMessage per call, in call order.
+        new_messages = await gate.arun(state, context, run_allowed)
         return {
             "messages": new_messages,
             **router.after_tools([*state["messages"], *new_messages], context),

@@ -1,7 +1,8 @@
 """The ``middleware`` graph: ``create_agent`` plus the stop and policy middleware.
 
 Order is public behaviour. ``ContextModelMiddleware`` records the turn's context at its
-first model call (a resume runs under it, :mod:`agent.turn`). ``SpendCapMiddleware``
+first model call (a resume runs under it, :mod:`agent.turn`). The library's
+``PolicyMiddleware`` (named ``spend_cap``, running :data:`agent.policy.spend_cap`)
 records its verdict on each reply's calls and wraps every tool call outermost, so a
 policy denial is written before any stop is interpreted, and, with
 ``on_policy_block="ask"``, pauses the step in ``after_model`` (before any ``tools`` task
@@ -23,31 +24,30 @@ from langchain.agents.middleware import (
     ToolErrorMiddleware,
 )
 from langchain.agents.middleware.types import ExtendedModelResponse, PrivateStateAttr
-from langchain_core.messages import AIMessage, AnyMessage
+from langchain_core.messages import AnyMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer, Command
 from stop_on_artifact import StopOnArtifactMiddleware, StopOnArtifactState
+from stop_on_artifact.policy_middleware import PolicyMiddleware
 
 from agent.context import Context, resolve
 from agent.graphs.commands import checked
 from agent.models import OfflineChatModel, load_model
-from agent.policy import (
-    VERDICT_KEY,
-    ToolResult,
-    aenforce_spend_cap,
-    approval_update,
-    enforce_spend_cap,
-    screen,
-    tool_error_content,
-)
+from agent.policy import POLICY, gate, tool_error_content
 from agent.state import add_messages_quietly
 from agent.tools import TOOLS
 from agent.tracing.client import configure_tracing
-from agent.tracing.metadata import trace_decision, trace_model_call
+from agent.tracing.metadata import (
+    trace_approval_asked,
+    trace_decision,
+    trace_model_call,
+    with_artifact_metadata,
+)
 from agent.turn import turn_context_update
+
+ToolResult = ToolMessage | Command[Any]
 
 
 class StopState(StopOnArtifactState):
@@ -96,74 +96,23 @@ class ContextModelMiddleware(AgentMiddleware[StopState, Context]):
         return self._recorded(request, await handler(self._request(request)))
 
 
-class SpendCapState(StopState):
-    """The state with the policy's verdict and the calls a person approved this step."""
+class ArtifactTracingMiddleware(AgentMiddleware[StopState, Context]):
+    """Run each tool call with :func:`agent.tracing.metadata.with_artifact_metadata`.
 
-    spend_cap_verdict: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
-    """The verdict on the latest model turn's calls (:class:`agent.policy.Verdict`),
-    recorded with the reply by ``wrap_model_call``, before any pause or tool."""
-    spend_cap_approved: NotRequired[Annotated[list[str], PrivateStateAttr]]
-    """``tool_call_id``s approved in ``after_model``, read by ``wrap_tool_call``."""
-
-
-class SpendCapMiddleware(AgentMiddleware[SpendCapState, Context]):
-    """Refuse a checkout above the context's ``spend_cap`` before the tool runs.
-
-    ``wrap_model_call`` records the policy's verdict on the reply's calls. With
-    ``on_policy_block="ask"``, ``after_model`` then pauses the step with one approval
-    request (langchain's human-in-the-loop schema) for the calls the verdict asks about,
-    before any ``tools`` task starts; a rejected call gets its refusal there, an approved
-    one runs. ``wrap_tool_call`` applies the verdict to each call.
+    So a traced tool run records its sanitized artifact; placed after the policy, so only a
+    call the policy lets through runs (and is traced).
     """
-
-    state_schema = SpendCapState
 
     @property
     def name(self) -> str:
-        """Node-name prefix: the hook's node is ``spend_cap.after_model``."""
-        return "spend_cap"
-
-    @staticmethod
-    def _recorded(
-        request: ModelRequest[Context], response: ModelResponse
-    ) -> ExtendedModelResponse[Any]:
-        reply = next((m for m in response.result if isinstance(m, AIMessage)), None)
-        calls = reply.tool_calls if reply is not None else []
-        verdict = screen(calls, resolve(request.runtime.context), request.state["messages"])
-        command: Command[Any] = Command(update={VERDICT_KEY: verdict})
-        return ExtendedModelResponse(model_response=response, command=command)
-
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Context],
-        handler: Callable[[ModelRequest[Context]], ModelResponse],
-    ) -> ExtendedModelResponse[Any]:
-        """Record the policy's verdict on the reply's calls, once, before any tool runs."""
-        return self._recorded(request, handler(request))
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Context],
-        handler: Callable[[ModelRequest[Context]], Awaitable[ModelResponse]],
-    ) -> ExtendedModelResponse[Any]:
-        """Async twin of :meth:`wrap_model_call`."""
-        return self._recorded(request, await handler(request))
-
-    def after_model(self, state: SpendCapState, runtime: Runtime[Context]) -> dict[str, Any] | None:
-        """Ask a person about the calls the recorded verdict asks about, under ``ask``."""
-        return approval_update(state, resolve(runtime.context))
-
-    async def aafter_model(
-        self, state: SpendCapState, runtime: Runtime[Context]
-    ) -> dict[str, Any] | None:
-        """Async twin of :meth:`after_model`."""
-        return self.after_model(state, runtime)
+        """Name prefix (this middleware has no node)."""
+        return "artifact_tracing"
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
     ) -> ToolResult:
-        """Return a ``policy_block`` ToolMessage instead of running an over-cap checkout."""
-        return enforce_spend_cap(request, handler)
+        """Run the call with its artifact recorded on a traced run."""
+        return handler(with_artifact_metadata(request))
 
     async def awrap_tool_call(
         self,
@@ -171,7 +120,7 @@ class SpendCapMiddleware(AgentMiddleware[SpendCapState, Context]):
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
         """Async twin of :meth:`wrap_tool_call`."""
-        return await aenforce_spend_cap(request, handler)
+        return await handler(with_artifact_metadata(request))
 
 
 def build_middleware(
@@ -188,7 +137,10 @@ def build_middleware(
     """
     middleware: list[AgentMiddleware[Any, Context]] = [
         ContextModelMiddleware(),
-        SpendCapMiddleware(),  # policy first: a denial is written before any stop is read
+        # The policy first: a denial is written before any stop is read. Its node is
+        # spend_cap.after_model, its records spend_cap_verdict and spend_cap_approved.
+        PolicyMiddleware(policies=gate.policies, name=POLICY, on_ask=trace_approval_asked),
+        ArtifactTracingMiddleware(),
         ToolErrorMiddleware(on_error=tool_error_content),
         # StopSettings() here; each run's Context replaces what that run set (StopSettings.for_run).
         StopOnArtifactMiddleware(on_decision=trace_decision, on_model_call=trace_model_call),

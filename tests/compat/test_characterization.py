@@ -109,7 +109,7 @@ def blockers(graph: str) -> list[str]:
         reasons += _missing(
             "langgraph.prebuilt.tool_node",
             ["ToolCallRequest"],
-            "SpendCapMiddleware wraps tool calls with it",
+            "PolicyMiddleware wraps tool calls with it",
         )
         reasons += create_agent_blockers()
     if not reasons:

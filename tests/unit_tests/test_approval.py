@@ -16,14 +16,14 @@ from langchain.agents.middleware.human_in_the_loop import HITLRequest, HITLRespo
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 from pydantic import TypeAdapter
-
-from agent.approval import (
+from stop_on_artifact.policies import (
     ResumeError,
     decisions_problem,
     read_decisions,
     resume_shape_problem,
     with_problem,
 )
+
 from agent.auth import run_request_problems
 from agent.graphs.commands import CommandError
 from agent.tracing.client import trace_client
@@ -249,22 +249,31 @@ async def test_an_answer_is_honoured_without_the_paused_runs_context(
 def test_only_an_approved_call_that_timed_out_carries_its_approval_to_the_retry() -> None:
     from langchain_core.messages import AIMessage, HumanMessage
     from stop_on_artifact import completed, transient
+    from stop_on_artifact.policies import screen
 
-    from agent.policy import _retried_approvals
+    from agent.context import Context
+    from agent.policy import spend_cap
 
     call = {"name": "checkout", "args": {"item": "desk", "amount": 900}, "id": "c1"}
     issued = [HumanMessage("buy a desk for 900"), AIMessage("", tool_calls=[call])]
+    retry = {**call, "id": "c2"}
 
     def result(artifact: dict[str, Any]) -> ToolMessage:
         return ToolMessage("...", tool_call_id="c1", name="checkout", artifact=artifact)
 
+    def carried(messages: list[Any]) -> bool:
+        context = Context(on_policy_block="ask")
+        verdict = screen([retry], [spend_cap], context, messages)  # type: ignore[list-item]
+        assert verdict is not None
+        return verdict["carried"] == ["c2"] and not verdict["asked"]
+
     timed_out = result({**transient(attempt=0), "approval": "approved", "policy": "spend_cap"})
     charged = result({**completed(attempt=0), "approval": "approved", "policy": "spend_cap"})
-    assert _retried_approvals([*issued, timed_out]) == {("desk", 900.0)}
-    assert _retried_approvals([*issued, charged]) == set()  # never approves a second charge
-    assert _retried_approvals([*issued, result(transient(attempt=0))]) == set()
+    assert carried([*issued, timed_out])
+    assert not carried([*issued, charged])  # never approves a second charge
+    assert not carried([*issued, result(transient(attempt=0))])
     # A new user message starts a new turn: nothing carries over.
-    assert _retried_approvals([*issued, timed_out, HumanMessage("again")]) == set()
+    assert not carried([*issued, timed_out, HumanMessage("again")])
 
 
 @pytest.mark.parametrize(

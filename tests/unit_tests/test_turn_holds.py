@@ -65,9 +65,9 @@ async def test_the_pause_records_the_turns_context_and_the_verdict(graph_name: s
     values = (await graph.aget_state(config())).values
     assert values[TURN_CONTEXT_KEY] == {**PER_RUN, "model": "offline"}
     verdict = values[VERDICT_KEY]
-    assert (verdict["policy"], verdict["spend_cap"]) == ("spend_cap", 100)
     assert verdict["refused"] == [] and verdict["carried"] == []
     [asked] = verdict["asked"]
+    assert (asked["policy"], asked["fields"]) == ("spend_cap", {"cap": 100})
     assert (
         asked["action"]
         == (await graph.aget_state(config())).interrupts[0].value["action_requests"][0]

@@ -8,6 +8,7 @@ error is checked instead. Every function the README names is in a public ``__all
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 import io
 import re
@@ -22,6 +23,7 @@ import pytest
 import stop_on_artifact
 import stop_on_artifact.in_place
 import stop_on_artifact.messages
+import stop_on_artifact.policies
 import stop_on_artifact.testing
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from soa_graphs import has_middleware
@@ -32,8 +34,14 @@ HARD = 'router = StopRouter(stop_mode="hard")'
 
 
 def blocks() -> list[str]:
-    hand_built, with_middleware, testing = BLOCK.findall(README.read_text("utf-8"))
+    found = BLOCK.findall(README.read_text("utf-8"))
+    hand_built, with_middleware, _, _, testing = found
     return [hand_built, with_middleware, testing]
+
+
+def policy_blocks() -> list[str]:
+    _, _, gate, middleware, _ = BLOCK.findall(README.read_text("utf-8"))
+    return [gate, middleware]
 
 
 def runner(monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], Any]:
@@ -134,28 +142,54 @@ def test_the_middleware_docstring_example_runs(monkeypatch: pytest.MonkeyPatch) 
     assert namespace["result"]["stop_decision"]["rule"] == "stop_mode_never"
 
 
-def _public_classes() -> list[type]:
-    """The public classes that import here (the middleware needs langchain 1.x)."""
-    found: list[type] = []
-    for module in (stop_on_artifact, stop_on_artifact.testing):
-        for name in module.__all__:
-            try:
-                value = getattr(module, name)
-            except ImportError:
-                continue
-            if isinstance(value, type):
-                found.append(value)
-    return found
+def loaded(module: Any, name: str) -> Any:
+    """The module's attribute; None for the middleware where langchain 1.x is missing."""
+    try:
+        return getattr(module, name)
+    except ImportError:
+        assert not has_middleware()
+        return None
 
 
 def test_every_function_the_readme_names_is_public() -> None:
     text = README.read_text("utf-8")
     public = set(stop_on_artifact.__all__) | set(stop_on_artifact.testing.__all__)
     public |= set(stop_on_artifact.messages.__all__) | set(stop_on_artifact.in_place.__all__)
-    public |= {name for cls in _public_classes() for name in vars(cls) if not name.startswith("_")}
+    public |= set(stop_on_artifact.policies.__all__)
+    modules: tuple[Any, ...] = (stop_on_artifact, stop_on_artifact.testing)
+    modules = (*modules, stop_on_artifact.policies)
+    if has_middleware():
+        policy_middleware = importlib.import_module("stop_on_artifact.policy_middleware")
+        public |= set(policy_middleware.__all__)
+        modules = (*modules, policy_middleware)
+    else:  # its __all__ as written: importing it needs langchain 1.x
+        source = Path(stop_on_artifact.policies.__file__).with_name("policy_middleware.py")
+        listed = source.read_text("utf-8").split("__all__ = [", 1)[1].split("]", 1)[0]
+        public |= set(re.findall(r'"(\w+)"', listed))
+    classes = [c for m in modules for n in m.__all__ if isinstance(c := loaded(m, n), type)]
+    public |= {name for cls in classes for name in vars(cls) if not name.startswith("_")}
     named = set(re.findall(r"`([A-Za-z_]\w*)\(", text))
     imports = re.findall(r"from stop_on_artifact[\w.]* import (\([^)]*\)|[^\n]+)", text)
     for imported in imports:
         named |= {name.strip(" ()\n") for name in imported.split(",")} - {""}
     assert named, "the README names no function"
     assert named <= public, sorted(named - public)
+
+
+def test_the_readme_policy_examples_run_as_printed(monkeypatch: pytest.MonkeyPatch) -> None:
+    hand_built, _, _ = blocks()
+    gate, middleware = policy_blocks()
+    _, run = runner(monkeypatch)
+    run("hand-built", hand_built)
+    assert run("policies-hand-built", gate) == (
+        "policy_block | Above the 500 limit: not paid.\n"
+        "Pay 900, above the 500 limit?\n"
+        "approved | Paid 900.00.\n"
+    )
+    if not has_middleware():
+        with pytest.raises(ImportError, match="langchain"):
+            run("policies-create_agent", middleware)
+        return
+    assert run("policies-create_agent", middleware) == (
+        "rejected | Above the 500 limit: not paid.\n\n**Reason given:** over budget\n"
+    )

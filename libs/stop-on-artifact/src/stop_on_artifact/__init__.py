@@ -15,10 +15,15 @@ model, forced outcomes and assertions for your pytest), :mod:`stop_on_artifact.a
 :mod:`stop_on_artifact.decision`, :mod:`stop_on_artifact.middleware`,
 :mod:`stop_on_artifact.router`, :mod:`stop_on_artifact.settings`,
 :mod:`stop_on_artifact.texts`, :mod:`stop_on_artifact.in_place` (retry a transient call in
-place) and :mod:`stop_on_artifact.stream` (the custom stream event).
+place), :mod:`stop_on_artifact.stream` (the custom stream event),
+:mod:`stop_on_artifact.policies` (refuse a tool call, or ask a person, before any stop is
+read; ``PolicyGate`` for a hand-built graph), :mod:`stop_on_artifact.policy_middleware`
+(``PolicyMiddleware`` for ``create_agent``) and :mod:`stop_on_artifact.approval` (the
+human-in-the-loop request and its checks).
 Any other name is internal, and so is a module whose docstring starts with "Internal:"
 (:mod:`~stop_on_artifact.parts`, :mod:`~stop_on_artifact.rules`,
-:mod:`~stop_on_artifact.answer`, :mod:`~stop_on_artifact.state`): it may change in any
+:mod:`~stop_on_artifact.answer`, :mod:`~stop_on_artifact.state`,
+:mod:`~stop_on_artifact.markdown`): it may change in any
 release.
 """
 

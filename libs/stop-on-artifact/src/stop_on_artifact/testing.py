@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, cast, get_args
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -53,9 +53,11 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.prebuilt import InjectedState
+from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from stop_on_artifact import artifact as builders
+from stop_on_artifact.approval import is_approval_request
 from stop_on_artifact.decision import StopDecision, final_text
 from stop_on_artifact.messages import (
     invocation_index,
@@ -72,11 +74,14 @@ __all__ = [
     "ScriptedChatModel",
     "assert_answer_is_settled_content",
     "assert_model_calls",
+    "approve",
     "assert_stopped",
     "call_then_answer",
     "forced_result",
     "forced_tool",
     "model_calls",
+    "pending_approval",
+    "reject",
     "stop_decision",
     "tool_call",
 ]
@@ -504,3 +509,49 @@ def assert_answer_is_settled_content(result: Mapping[str, Any]) -> None:
     expected = final_text(decision, messages[:-1])
     if not (message_text(answer) == expected):
         raise AssertionError("the answer is not the settled content verbatim")
+
+
+def approve(count: int = 1) -> Command[Any]:
+    """Return the resume that approves every action of a pending approval request.
+
+    Args:
+        count: How many actions the request holds (see :func:`pending_approval`).
+
+    Returns:
+        ``Command(resume={"decisions": [{"type": "approve"}, ...]})``.
+    """
+    return Command(resume={"decisions": [{"type": "approve"} for _ in range(count)]})
+
+
+def reject(reason: str | None = None, *, count: int = 1) -> Command[Any]:
+    """Return the resume that rejects every action of a pending approval request.
+
+    Args:
+        reason: The approver's reason, if any (it reaches the answer escaped and cut).
+        count: How many actions the request holds.
+
+    Returns:
+        ``Command(resume={"decisions": [{"type": "reject", "message": reason}, ...]})``.
+    """
+    decision: dict[str, Any] = {"type": "reject"}
+    if reason is not None:
+        decision["message"] = reason
+    return Command(resume={"decisions": [dict(decision) for _ in range(count)]})
+
+
+def pending_approval(graph: Any, config: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Return the approval request a thread is paused on, or None.
+
+    Args:
+        graph: A compiled graph with a checkpointer.
+        config: The thread's config (``{"configurable": {"thread_id": ...}}``).
+
+    Returns:
+        The interrupt's value (``{"action_requests": [...], "review_configs": [...]}``).
+    """
+    snapshot = graph.get_state(config)
+    for task in snapshot.tasks:
+        for pending in task.interrupts:
+            if is_approval_request(pending.value):
+                return cast("dict[str, Any]", pending.value)
+    return None
