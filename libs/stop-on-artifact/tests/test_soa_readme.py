@@ -31,7 +31,7 @@ BLOCK = re.compile(r"```python\n(.*?)```", flags=re.S)
 HARD = 'router = StopRouter(stop_mode="hard")'
 
 
-CONTINUES = "This block continues the"
+CONTINUES = "This block continues the one above"
 
 
 def blocks() -> list[str]:
@@ -59,9 +59,8 @@ def paragraph_before(text: str, block: str) -> str:
 def test_a_block_that_needs_another_says_so_in_the_line_before() -> None:
     text = README.read_text("utf-8")
     hand_built, with_middleware, adopting, testing = blocks()
-    for block in (with_middleware, testing):
-        assert paragraph_before(text, block).startswith(CONTINUES)
-    for block in (hand_built, adopting):  # on their own
+    assert paragraph_before(text, with_middleware).startswith(CONTINUES)
+    for block in (hand_built, adopting, testing):  # on their own
         assert CONTINUES not in paragraph_before(text, block)
 
 
@@ -97,6 +96,8 @@ def test_the_readme_examples_run_as_printed(monkeypatch: pytest.MonkeyPatch) -> 
         "fatal | Nothing in the handbook matches that.\n"
     )
     assert run("testing", testing) == ""
+    assert run("testing on its own", testing) == ""  # it needs nothing from the others
+    assert exec(testing, {}) is None  # noqa: S102
 
 
 @pytest.mark.parametrize(
