@@ -60,7 +60,7 @@ test: install prod-env ## The whole suite: unit, dev server, Aegra; the pins; th
 	$(RUN) pytest
 	$(RUN) python -m tests.compat.run --only pins legacy-0.6.6 lib-newest lib-legacy-0.6.6
 
-unit: install ## The in-process tests only: seconds, for the edit loop.
+unit: install ## The in-process tests only, for the edit loop: about 2 minutes on 2 cores.
 	$(RUN) pytest tests/unit_tests libs/stop-on-artifact/tests -q --deselect tests/unit_tests/test_bench.py
 
 lint: install ## Ruff and mypy strict.

@@ -1,7 +1,7 @@
-"""Render both graphs as Mermaid and keep the README's diagrams in step.
+"""Render both graphs as Mermaid and keep the diagrams of docs/graphs.md in step.
 
-``python -m client.diagrams`` rewrites the blocks between ``<!-- mermaid:<graph> -->`` and
-``<!-- /mermaid:<graph> -->`` in README.md. No network: ``draw_mermaid`` is plain text.
+``.venv/bin/python -m client.diagrams`` rewrites the blocks between ``<!-- mermaid:<graph> -->``
+and ``<!-- /mermaid:<graph> -->`` in docs/graphs.md. No network: ``draw_mermaid`` is plain text.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 from agent.graphs.legacy import graph as legacy
 from agent.graphs.middleware import graph as middleware
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "graphs.md"
 
 
 def mermaid() -> dict[str, str]:
@@ -25,17 +25,17 @@ def mermaid() -> dict[str, str]:
 
 
 def block(name: str, source: str) -> str:
-    """Return the README block for one graph, markers included."""
+    """Return the page's block for one graph, markers included."""
     return f"<!-- mermaid:{name} -->\n```mermaid\n{source.strip()}\n```\n<!-- /mermaid:{name} -->"
 
 
 def pattern(name: str) -> re.Pattern[str]:
-    """Match one graph's README block."""
+    """Match one graph's block."""
     return re.compile(rf"<!-- mermaid:{name} -->.*?<!-- /mermaid:{name} -->", re.S)
 
 
 def update(text: str) -> str:
-    """Return README text with every diagram block regenerated.
+    """Return the page's text with every diagram block regenerated.
 
     Raises:
         ValueError: If a graph's markers are missing.
@@ -43,15 +43,15 @@ def update(text: str) -> str:
     for name, source in mermaid().items():
         found = pattern(name).search(text)
         if found is None:
-            msg = f"README has no <!-- mermaid:{name} --> block"
+            msg = f"docs/graphs.md has no <!-- mermaid:{name} --> block"
             raise ValueError(msg)
         text = text[: found.start()] + block(name, source) + text[found.end() :]
     return text
 
 
 def main() -> int:
-    """Rewrite README.md's diagrams in place."""
-    README.write_text(update(README.read_text("utf-8")), "utf-8")
+    """Rewrite the diagrams of docs/graphs.md in place."""
+    PAGE.write_text(update(PAGE.read_text("utf-8")), "utf-8")
     return 0
 
 

@@ -393,7 +393,7 @@ def test_the_readme_approval_commands_run_as_printed(server: DevServer) -> None:
     outputs = []
     for line in lines:
         words = shlex.split(line)
-        assert words[:3] == ["python", "-m", "client"]
+        assert words[:3] == [".venv/bin/python", "-m", "client"]  # the venv's, as a clone has
         done = command(*words[3:], url=server.url)
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout)

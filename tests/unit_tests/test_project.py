@@ -28,9 +28,9 @@ def test_langgraph_json_exposes_both_graphs() -> None:
     assert set(config["graphs"]) == {"legacy", "middleware"}
 
 
-def test_readme_diagrams_match_the_graphs() -> None:
-    readme = (ROOT / "README.md").read_text("utf-8")
-    assert diagrams.update(readme) == readme, "run `python -m client.diagrams` to refresh"
+def test_the_diagrams_match_the_graphs() -> None:
+    page = (ROOT / "docs" / "graphs.md").read_text("utf-8")
+    assert diagrams.update(page) == page, "run `.venv/bin/python -m client.diagrams` to refresh"
 
 
 def test_readme_opens_with_the_two_commands() -> None:

@@ -33,15 +33,50 @@ BLOCK = re.compile(r"```python\n(.*?)```", flags=re.S)
 HARD = 'router = StopRouter(stop_mode="hard")'
 
 
+CONTINUES = "This block continues the one above"
+
+
 def blocks() -> list[str]:
     found = BLOCK.findall(README.read_text("utf-8"))
-    hand_built, with_middleware, _, _, testing = found
-    return [hand_built, with_middleware, testing]
+    hand_built, with_middleware, adopting, _, _, testing = found
+    return [hand_built, with_middleware, adopting, testing]
+
+
+def test_the_install_lines_name_a_path_in_a_clone() -> None:
+    text = README.read_text("utf-8")
+    [install] = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    for line in install.strip().splitlines():
+        assert line.startswith("pip install ")
+        target = line.split("#")[0].split(maxsplit=2)[2].strip().strip('"').split("[")[0]
+        assert target == "./libs/stop-on-artifact"
+        assert (README.parent / "pyproject.toml").is_file()
+    assert "from a clone of this repository" in text
+
+
+def paragraph_before(text: str, block: str) -> str:
+    """The paragraph just above a fenced block."""
+    opening = text.index("```python\n" + block)
+    return text[:opening].rstrip().rsplit("\n\n", 1)[1]
+
+
+def test_a_block_that_needs_another_says_so_in_the_line_before() -> None:
+    text = README.read_text("utf-8")
+    hand_built, with_middleware, adopting, testing = blocks()
+    assert paragraph_before(text, with_middleware).startswith(CONTINUES)
+    for block in (hand_built, adopting, testing):  # on their own
+        assert CONTINUES not in paragraph_before(text, block)
 
 
 def policy_blocks() -> list[str]:
-    _, _, gate, middleware, _ = BLOCK.findall(README.read_text("utf-8"))
+    _, _, _, gate, middleware, _ = BLOCK.findall(README.read_text("utf-8"))
     return [gate, middleware]
+
+
+def test_the_policy_blocks_say_what_they_continue() -> None:
+    text = README.read_text("utf-8")
+    gate, middleware = policy_blocks()
+    assert "continues the hand-built block" in paragraph_before(text, gate)
+    assert paragraph_before(text, middleware).startswith(CONTINUES)
 
 
 def runner(monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], Any]:
@@ -59,8 +94,11 @@ def runner(monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], Any]:
 
 
 def test_the_readme_examples_run_as_printed(monkeypatch: pytest.MonkeyPatch) -> None:
-    hand_built, with_middleware, testing = blocks()
+    hand_built, with_middleware, adopting, testing = blocks()
     namespace, run = runner(monkeypatch)
+    printed = run("adopt", adopting)
+    assert printed == "{'stop': False, 'reason': 'transient', 'error': 'TimeoutError'}\n"
+    assert "eta.internal" not in str(namespace["eta"].invoke(namespace["call"]).content)
     assert run("hand-built", hand_built) == "completed | # Refunds\n"
     assert len([m for m in namespace["result"]["messages"] if m.type == "ai"]) == 2
     if not has_middleware():  # the block imports langchain first; the middleware names the extra
@@ -73,6 +111,7 @@ def test_the_readme_examples_run_as_printed(monkeypatch: pytest.MonkeyPatch) -> 
         "fatal | Nothing in the handbook matches that.\n"
     )
     assert run("testing", testing) == ""
+    exec(testing, {})  # noqa: S102 - in a namespace of its own: it runs alone
 
 
 @pytest.mark.parametrize(
@@ -177,7 +216,7 @@ def test_every_function_the_readme_names_is_public() -> None:
 
 
 def test_the_readme_policy_examples_run_as_printed(monkeypatch: pytest.MonkeyPatch) -> None:
-    hand_built, _, _ = blocks()
+    hand_built = blocks()[0]
     gate, middleware = policy_blocks()
     _, run = runner(monkeypatch)
     run("hand-built", hand_built)

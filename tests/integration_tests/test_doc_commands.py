@@ -1,0 +1,230 @@
+"""Every fenced ``bash`` and ``python`` block of the READMEs and docs/, run as printed.
+
+A python block runs in a subprocess with the venv's interpreter from the clone's top folder,
+after the blocks it says it continues ("This block continues the one above", in the
+paragraph just before it). A bash block runs line by line: a client command against the
+session dev server (``LANGGRAPH_URL`` set, as ``make dev``'s first line tells a person), a
+variable assignment in ``bash``. The commands that start a long-running server, install
+packages or need an account are listed in ``NOT_RUN`` with the reason, and checked to name a
+real Makefile target, module or path instead. A line that fits neither fails the test.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support.dev_server import DevServer
+from tests.support.langsmith_collector import LangSmithCollector
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = ROOT / ".venv" / "bin" / "python"
+PAGES = [
+    ROOT / "README.md",
+    ROOT / "libs" / "stop-on-artifact" / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+]
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+CONTINUES = "This block continues the one above"
+CLIENT = ".venv/bin/python -m client"
+
+# Printed commands that are not run here, each with why, and what is checked instead.
+NOT_RUN: dict[str, str] = {
+    "make dev": "starts a server that runs until stopped; the suite starts the same one",
+    "make test": "the whole suite, this test included (11-13 minutes)",
+    "GROQ_API_KEY=... make e2e": "needs a real GROQ_API_KEY and calls Groq",
+    "make compat": "builds five throwaway environments (minutes)",
+    "make prod": "starts PostgreSQL, Redis and Aegra until stopped; tests/prod_tests run it",
+    "make prod PROD_PORT=8123": "as make prod, on another port",
+    "make prod PROD_STATE=/srv/soa": "as make prod, with another state folder",
+    "pip install ./libs/stop-on-artifact": "installs into whatever environment is active",
+    'pip install "./libs/stop-on-artifact[langchain]"': "installs into the active environment",
+    f"{CLIENT} check --url https://...": "https://... stands for your deployment",
+    "export DATABASE_URL=postgresql://aegra:...@db-host:5432/aegra": "your database host",
+    "export REDIS_URL=redis://:...@redis-host:6379/0 REDIS_BROKER_ENABLED=true": "your Redis",
+    "export AEGRA_CONFIG=$PWD/aegra.json RUN_MIGRATIONS_ON_STARTUP=false AGENT_API_KEYS=...": (
+        "part of the several-machines recipe, with your keys"
+    ),
+    ".prod/venv/bin/python -m uvicorn aegra_api.main:app --host 0.0.0.0 --port 2026 --workers 2": (
+        "serves until stopped, against the database and Redis above"
+    ),
+}
+ASSIGNMENT = re.compile(r"^[A-Z][A-Z0-9_]*=\S*$")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced block of a page."""
+
+    page: Path
+    line: int
+    kind: str
+    text: str
+    continues: bool
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def page_blocks(page: Path) -> list[Block]:
+    text = page.read_text("utf-8")
+    found = []
+    for match in FENCE.finditer(text):
+        before = text[: match.start()].rstrip().rsplit("\n\n", 1)[-1]
+        found.append(
+            Block(
+                page=page,
+                line=text[: match.start()].count("\n") + 1,
+                kind=match[1],
+                text=match[2],
+                continues=CONTINUES in " ".join(before.split()),
+            )
+        )
+    return found
+
+
+def all_blocks(kind: str) -> Iterator[tuple[Block, str]]:
+    """Each block of a kind, with the source to run: itself after what it continues."""
+    for page in PAGES:
+        chain: list[str] = []
+        for block in page_blocks(page):
+            if block.kind != kind:
+                continue
+            chain = [*chain, block.text] if block.continues else [block.text]
+            yield block, "\n".join(chain)
+
+
+def command_lines(block: Block) -> list[str]:
+    lines = []
+    for raw in block.text.splitlines():
+        line = raw if "'" in raw or '"' in raw else raw.split("  #", 1)[0]
+        line = re.sub(r"\s+# [^\"']*$", "", line).strip()
+        if line and not line.startswith("#"):
+            lines.append(line)
+    return lines
+
+
+def env_for(server: DevServer, collector: LangSmithCollector) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGGRAPH_", "LANGSMITH_"))}
+    env.pop("GROQ_API_KEY", None)
+    env["LANGGRAPH_URL"] = server.url
+    # The tracing example traces into a local stand-in for LangSmith, never the real one.
+    env["LANGSMITH_ENDPOINT"] = collector.url
+    env["LANGSMITH_API_KEY"] = "dummy"
+    return env
+
+
+@pytest.fixture(scope="module")
+def collector() -> Iterator[LangSmithCollector]:
+    with LangSmithCollector() as running:
+        yield running
+
+
+def test_the_pages_have_blocks_of_both_kinds() -> None:
+    kinds = [block.kind for page in PAGES for block in page_blocks(page)]
+    assert kinds.count("python") >= 8 and kinds.count("bash") >= 10
+    # A block that continues another has one before it on its page.
+    for page in PAGES:
+        python = [block for block in page_blocks(page) if block.kind == "python"]
+        assert not (python and python[0].continues), page
+
+
+@pytest.mark.parametrize(
+    ("where", "source"),
+    [(block.where, source) for block, source in all_blocks("python")],
+)
+def test_every_python_block_runs(
+    server: DevServer, collector: LangSmithCollector, where: str, source: str
+) -> None:
+    done = subprocess.run(
+        [str(PYTHON), "-c", source],
+        cwd=ROOT,
+        env=env_for(server, collector),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"{where}\n{done.stderr[-3000:]}"
+    if "trace_client()" in source:  # the tracing example's run reached the stand-in
+        assert collector.roots(), where
+
+
+def bash_lines() -> list[tuple[str, str]]:
+    return [(block.where, line) for block, _ in all_blocks("bash") for line in command_lines(block)]
+
+
+def test_every_bash_line_is_run_or_listed_as_not_run() -> None:
+    lines = {line for _, line in bash_lines()}
+    for line in lines:
+        runnable = line.startswith(f"{CLIENT} ") or ASSIGNMENT.match(line)
+        assert runnable or line in NOT_RUN, f"neither run nor listed: {line}"
+    assert set(NOT_RUN) <= lines | {"make dev", "make test"}, set(NOT_RUN) - lines
+
+
+def test_the_commands_not_run_name_real_targets_and_paths() -> None:
+    makefile = (ROOT / "Makefile").read_text("utf-8")
+    listed = subprocess.run(
+        ["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert listed.returncode == 0, listed.stderr
+    for line in NOT_RUN:
+        words = shlex.split(line)
+        while ASSIGNMENT.match(words[0]):  # GROQ_API_KEY=... make e2e
+            words = words[1:]
+        if words[0] == "make":
+            target = words[1]
+            assert re.search(rf"^{target}:", makefile, re.M), target
+            assert re.search(rf"^{target}\s", listed.stdout, re.M), target
+            for assignment in words[2:]:
+                variable = assignment.split("=", 1)[0]
+                assert re.search(rf"^{variable} \?=", makefile, re.M), variable
+        elif words[0] == "pip":
+            path = ROOT / words[2].split("[")[0]
+            project = (path / "pyproject.toml").read_text("utf-8")
+            assert 'name = "stop-on-artifact"' in project
+            assert re.search(r"^langchain = \[", project, re.M), "the [langchain] extra"
+        elif words[0] == ".prod/venv/bin/python":
+            assert "$(PROD)/venv" in makefile and re.search(r"^PROD := \.prod$", makefile, re.M)
+            assert "aegra-api==" in (ROOT / "aegra" / "requirements.txt").read_text("utf-8")
+        elif words[0] == "export":
+            assert (ROOT / "aegra.json").is_file()
+        else:
+            assert line.startswith(f"{CLIENT} check")
+            done = subprocess.run(
+                [str(PYTHON), "-m", "client", "check", "--help"],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert done.returncode == 0 and "--url" in done.stdout, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("where", "line"),
+    [(where, line) for where, line in bash_lines() if line not in NOT_RUN],
+)
+def test_every_bash_line_runs_as_printed(
+    server: DevServer, collector: LangSmithCollector, where: str, line: str
+) -> None:
+    if line.startswith(f"{CLIENT} "):
+        args = [str(ROOT / ".venv" / "bin" / "python"), *shlex.split(line)[1:]]
+    else:
+        args = ["bash", "-c", line]
+    done = subprocess.run(
+        args,
+        cwd=ROOT,
+        env=env_for(server, collector),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, f"{where}: {line}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
