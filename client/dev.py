@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import errno
 import logging
 import signal
-import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from client.devserver import free_port, port_is_free
 
 WATCHER_LOGGER = "watchfiles.main"
 """The logger that reports every raw file change the reloader sees."""
@@ -57,33 +57,6 @@ def dev_url_file(project: Path) -> Path:
         ``project/.langgraph_api/dev-url`` (the server's own persistence folder, ignored by git).
     """
     return project / ".langgraph_api" / "dev-url"
-
-
-def port_is_free(host: str, port: int) -> bool:
-    """Whether ``port`` can be bound on ``host`` right now.
-
-    Args:
-        host: The address the server will bind.
-        port: The TCP port.
-
-    Returns:
-        False if something holds the port there.
-    """
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
-        try:
-            sock.bind((host, port))
-        except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                return False
-            raise
-    return True
-
-
-def any_free_port(host: str) -> int:
-    """Return a TCP port that is free on ``host`` right now."""
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
 
 
 def client_url(host: str, port: int) -> str:
@@ -144,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif port_is_free(host, own.preferred_port):
         port = own.preferred_port
     else:
-        port, moved_from = any_free_port(host), own.preferred_port
+        port, moved_from = free_port(host), own.preferred_port
     url = client_url(host, port)
     from langgraph_cli.cli import cli  # the dev tools' CLI: a dev dependency only
 

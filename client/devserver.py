@@ -8,6 +8,7 @@ never share state. Handing the same folder to a second start serves the same thr
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -32,11 +33,42 @@ MAKE_DEV: tuple[str, ...] = ("-m", "client.dev")
 """``make dev``'s launcher: the same CLI, its file watcher quiet (:mod:`client.dev`)."""
 
 
-def free_port() -> int:
-    """Return a TCP port that is free on 127.0.0.1 right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
+def _socket(host: str) -> socket.socket:
+    return socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """Return a TCP port that is free on ``host`` right now."""
+    with _socket(host) as sock:
+        sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+def port_is_free(host: str, port: int) -> bool:
+    """Whether a server could bind ``port`` on ``host`` right now.
+
+    Binds with ``SO_REUSEADDR``, as uvicorn does, so a port left in ``TIME_WAIT`` by a
+    stopped server counts as free.
+
+    Args:
+        host: The address the server will bind.
+        port: The TCP port.
+
+    Returns:
+        False if something holds the port there.
+
+    Raises:
+        OSError: If binding fails for another reason (an address this machine lacks).
+    """
+    with _socket(host) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return False
+            raise
+    return True
 
 
 class DevServerError(RuntimeError):

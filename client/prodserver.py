@@ -64,7 +64,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.frameworks.aegra import SETUP_SCRIPT
-from client.devserver import answers_200, free_port
+from client.devserver import answers_200, free_port, port_is_free
 from client.lifeline import (
     STATE_ENV,
     cmdline,
@@ -425,16 +425,6 @@ def redis(state: Path, port: int, password: str) -> Iterator[str]:
         _stop(process)
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
-
-
 def clear_leftovers(state: Path, data: Path | None, ports: Mapping[str, int | None]) -> list[int]:
     """Stop what an earlier run of ``state`` left running; check the ports are free.
 
@@ -469,9 +459,9 @@ def clear_leftovers(state: Path, data: Path | None, ports: Mapping[str, int | No
         if port is None:
             continue
         deadline = time.monotonic() + 2.0  # a socket the stopped processes held may linger
-        while not _port_free(port) and time.monotonic() < deadline:
+        while not port_is_free("127.0.0.1", port) and time.monotonic() < deadline:
             time.sleep(0.1)
-        if _port_free(port):
+        if port_is_free("127.0.0.1", port):
             continue
         holder = port_holder(port)
         command = " ".join(cmdline(holder).split())[:80] if holder else ""  # one line

@@ -14,7 +14,6 @@ import http.client
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -26,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from client.cli import user_input
-from client.devserver import answers_200, free_port
+from client.devserver import answers_200, free_port, port_is_free
 from client.lifeline import STATE_ENV, alive, leftovers
 from client.prodserver import ProdServerError, clear_leftovers
 from tests.support.dev_server import _SCRUBBED, ROOT
@@ -75,16 +74,6 @@ def descendants(root: int) -> set[int]:
         frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
         found |= frontier
     return {pid for pid in found if alive(pid)}
-
-
-def port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
 
 
 def until(predicate: object, timeout: float) -> float | None:
@@ -191,7 +180,9 @@ def assert_all_gone(state: Path, children: set[int], port: int) -> float:
     left = sorted(pid for pid in children if alive(pid))
     assert gone is not None, f"still running {GONE_WITHIN}s after the launcher: {left}"
     assert leftovers(state, state / "postgres", state / "redis") == []
-    assert until(lambda: port_free(port), 3) is not None, f"port {port} is still held"
+    assert until(lambda: port_is_free("127.0.0.1", port), 3) is not None, (
+        f"port {port} is still held"
+    )
     return gone
 
 
@@ -273,7 +264,7 @@ def test_a_leftover_of_the_same_state_folder_is_stopped() -> None:
             assert leftovers(state) == [leftover.pid]
             assert clear_leftovers(state, None, {"API": port}) == [leftover.pid]
             assert leftover.wait(timeout=5) == -signal.SIGTERM
-        assert port_free(port)
+        assert port_is_free("127.0.0.1", port)
 
 
 def test_a_foreign_port_holder_is_named_in_one_line_and_left_alone() -> None:
@@ -319,5 +310,5 @@ def test_make_dev_sigterm_with_a_stream_open_stops_everything_in_bounded_time(
     assert took is not None, f"make dev needed the SIGKILL:\n{tail}"
     gone = until(lambda: not any(alive(pid) for pid in children), GONE_WITHIN)
     assert gone is not None, f"left running: {sorted(p for p in children if alive(p))}"
-    assert until(lambda: port_free(port), 3) is not None
+    assert until(lambda: port_is_free("127.0.0.1", port), 3) is not None
     print(f"\nmake dev stopped in {took:.1f}s")
