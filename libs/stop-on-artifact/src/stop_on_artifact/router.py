@@ -86,6 +86,12 @@ def _settings_from_arguments(
         raise ValueError(msg) from None
 
 
+def _retries_left(settings: StopSettings, messages: Sequence[BaseMessage]) -> int:
+    if not settings.retry_in_place:
+        return 0
+    return max(0, settings.max_retries - transient_count(messages))
+
+
 class StopRouter:
     """The model's tools, the tools-step decision, the router after tools and ``finalize``.
 
@@ -200,10 +206,7 @@ class StopRouter:
         Returns:
             0 unless ``retry_in_place`` is on; else what ``max_retries`` leaves this turn.
         """
-        settings = self.settings_for(context)
-        if not settings.retry_in_place:
-            return 0
-        return max(0, settings.max_retries - transient_count(messages))
+        return _retries_left(self.settings_for(context), messages)
 
     def run_tool(
         self, run: Callable[[], ToolT], messages: Sequence[BaseMessage], context: object
@@ -219,9 +222,11 @@ class StopRouter:
             The kept result (see :func:`~stop_on_artifact.in_place.retry_in_place`).
         """
         settings = self.settings_for(context)
+        if not settings.retry_in_place:
+            return run()  # the common case: no retry machinery on the tool path
         return retry_in_place(
             run,
-            retries=self.in_place_retries_left(messages, context),
+            retries=_retries_left(settings, messages),
             initial_delay=settings.retry_delay,
             backoff_factor=settings.retry_backoff,
         )
@@ -234,9 +239,11 @@ class StopRouter:
     ) -> ToolT:
         """Async twin of :meth:`run_tool`."""
         settings = self.settings_for(context)
+        if not settings.retry_in_place:
+            return await run()
         return await aretry_in_place(
             run,
-            retries=self.in_place_retries_left(messages, context),
+            retries=_retries_left(settings, messages),
             initial_delay=settings.retry_delay,
             backoff_factor=settings.retry_backoff,
         )
