@@ -10,7 +10,7 @@ from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import Messages, add_messages
-from stop_on_artifact import StopDecision
+from stop_on_artifact import StopDecision, TurnRecord
 from typing_extensions import TypedDict
 
 
@@ -57,6 +57,8 @@ class State(InputState):
     """Decision of the latest tool step this turn; None when no tool ran. Checkpointed."""
     turn_context: NotRequired[dict[str, Any] | None]
     """The context this turn started with; a resume runs under it (:mod:`agent.turn`)."""
+    stop_turn: NotRequired[TurnRecord | None]
+    """The library's record of the stop settings this turn runs under."""
     spend_cap_verdict: NotRequired[dict[str, Any] | None]
     """The spend-cap verdict on the latest model turn's calls (the library's
     :class:`~stop_on_artifact.policies.PolicyVerdict`, ``agent.policy.gate.verdict_key``),

@@ -31,7 +31,7 @@ from agent.context import Context, resolve
 TURN_CONTEXT_KEY = "turn_context"
 """State key of the context the current turn started with (only the fields it set)."""
 
-RECORDS = (TURN_CONTEXT_KEY, "spend_cap_verdict", "spend_cap_approved")
+RECORDS = (TURN_CONTEXT_KEY, "stop_turn", "spend_cap_verdict", "spend_cap_approved")
 """State keys only the graph writes: the turn's context and the policy's verdict and answers
 (``agent.policy.VERDICT_KEY``, ``agent.policy.APPROVED_KEY``). A run's ``input`` or
 ``command.update`` that sets one is refused (:func:`record_problem`), so no request can

@@ -91,7 +91,7 @@ def build_legacy(
         # A new turn clears the last turn's decision; the polish call gets no tools.
         update: dict[str, Any] = {
             **turn_context_update(messages, context),
-            **router.turn_update(messages),
+            **router.turn_update(messages, context),
         }
         decision = update.get("stop_decision", state.get("stop_decision"))
         runnable = router.bind_model(load_model(context.model), tools, state)
@@ -116,14 +116,11 @@ def build_legacy(
             return list(result[CALLS_TO_RUN])
 
         async def run_allowed(calls: list[ToolCall]) -> list[ToolMessage]:
-            if not router.in_place_retries_left(state["messages"], context):
+            if not router.in_place_retries_left(state):
                 return await run(calls)
             # Each call on its own, retried in place while transient (retry_in_place).
             return await asyncio.gather(
-                *(
-                    router.arun_tool(partial(_one, run, call), state["messages"], context)
-                    for call in calls
-                )
+                *(router.arun_tool(partial(_one, run, call), state) for call in calls)
             )
 
         # Asks before any tool runs (a resume runs this node again from the top, and the
@@ -132,12 +129,12 @@ def build_legacy(
         new_messages = await gate.arun(state, context, run_allowed)
         return {
             "messages": new_messages,
-            **router.after_tools([*state["messages"], *new_messages], context),
+            **router.after_tools(state, new_messages),
         }
 
-    def route_after_tools(state: State, runtime: Runtime[Context]) -> Literal["agent", "finalize"]:
+    def route_after_tools(state: State) -> Literal["agent", "finalize"]:
         """Finalize on a hard stop; otherwise (continue, or polish) back to the model."""
-        return router.route_after_tools(state, resolve(runtime.context))
+        return router.route_after_tools(state)
 
     builder = StateGraph(
         State, context_schema=Context, input_schema=InputState, output_schema=OutputState

@@ -81,7 +81,7 @@ def test_the_app_imports_only_public_library_names() -> None:
     ("source", "expected"),
     [
         ("from stop_on_artifact.parts import scan_turn", "documented internal"),
-        ("from stop_on_artifact.state import require_messages", "documented internal"),
+        ("from stop_on_artifact.markdown import excerpt", "documented internal"),
         ("from stop_on_artifact.messages import _nothing", "private"),
         ("from stop_on_artifact.decision import logger", "__all__"),
         ("from stop_on_artifact import parts", "stop_on_artifact.__all__"),

@@ -141,7 +141,7 @@ async def test_a_resume_with_other_context_is_logged_by_field_name_only(
 
 
 def test_the_records_are_the_policys_own_keys() -> None:
-    assert RECORDS == (TURN_CONTEXT_KEY, VERDICT_KEY, APPROVED_KEY)
+    assert RECORDS == (TURN_CONTEXT_KEY, "stop_turn", VERDICT_KEY, APPROVED_KEY)
 
 
 @pytest.mark.parametrize("key", RECORDS)

@@ -11,10 +11,9 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
-from langgraph.runtime import Runtime
-from stop_on_artifact import StopDecision, StopRouter
+from stop_on_artifact import StopRouter, StopState
 
 
 def has_middleware() -> bool:
@@ -26,8 +25,8 @@ def has_middleware() -> bool:
     return True
 
 
-class State(MessagesState):
-    stop_decision: StopDecision | None
+class State(StopState):
+    pass
 
 
 def hand_built(
@@ -46,12 +45,12 @@ def hand_built(
         reply = router.bind_model(model, tools, state).invoke(messages)
         return {"messages": [reply], **router.turn_update(messages)}
 
-    def tools_node(state: State, runtime: Runtime[Any]) -> dict[str, Any]:
+    def tools_node(state: State) -> dict[str, Any]:
         new = run_tools.invoke(state)["messages"]
-        return {"messages": new, **router.after_tools([*state["messages"], *new], runtime.context)}
+        return {"messages": new, **router.after_tools(state, new)}
 
-    def route(state: State, runtime: Runtime[Any]) -> Literal["agent", "finalize"]:
-        return router.route_after_tools(state, runtime.context)
+    def route(state: State) -> Literal["agent", "finalize"]:
+        return router.route_after_tools(state)
 
     builder = StateGraph(State, context_schema=context_schema)
     builder.add_node("agent", agent)

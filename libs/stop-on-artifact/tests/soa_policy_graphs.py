@@ -15,10 +15,10 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.config import get_config
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.runtime import Runtime
-from stop_on_artifact import StopDecision, StopRouter, completed, transient
+from stop_on_artifact import StopRouter, StopState, completed, transient
 from stop_on_artifact.messages import message_text
 from stop_on_artifact.policies import Block, PolicyGate, ToolPolicy, tool_policy
 from stop_on_artifact.testing import ScriptedChatModel, tool_call
@@ -89,8 +89,7 @@ def model() -> ScriptedChatModel:
     return ScriptedChatModel(script=shopper)
 
 
-class GateState(MessagesState):
-    stop_decision: StopDecision | None
+class GateState(StopState):
     spend_cap_verdict: dict[str, Any] | None
 
 
@@ -127,17 +126,17 @@ def hand_built(
             return list(node.invoke(step(calls, state), get_config())["messages"])
 
         new = gate.run(state, runtime.context, run_calls)
-        return {"messages": new, **router.after_tools([*state["messages"], *new], None)}
+        return {"messages": new, **router.after_tools(state, new)}
 
     async def atools_node(state: GateState, runtime: Runtime[Shop]) -> dict[str, Any]:
         async def run_calls(calls: list[ToolCall]) -> list[ToolMessage]:
             return list((await node.ainvoke(step(calls, state), get_config()))["messages"])
 
         new = await gate.arun(state, runtime.context, run_calls)
-        return {"messages": new, **router.after_tools([*state["messages"], *new], None)}
+        return {"messages": new, **router.after_tools(state, new)}
 
     def route(state: GateState) -> Literal["agent", "finalize"]:
-        return router.route_after_tools(state, None)
+        return router.route_after_tools(state)
 
     builder = StateGraph(GateState, context_schema=Shop)
     builder.add_node("agent", agent)

@@ -19,6 +19,7 @@ LIBRARY = Path(__file__).resolve().parents[1]
 PACKAGE = LIBRARY / "src" / "stop_on_artifact"
 STDLIB = {"__future__", "collections", "dataclasses", "logging", "typing", "json", "re", "string"}
 STDLIB |= {"asyncio", "contextvars", "time"}  # in_place: the waits between retries
+STDLIB |= {"threading"}  # _claims: one run uses an answer
 ALLOWED = STDLIB | {"typing_extensions", "pydantic", "langchain_core", "langgraph"}
 
 PUBLIC = {
@@ -32,6 +33,8 @@ PUBLIC = {
     "RETRY_BUDGET_MESSAGE", "MODEL_CALL_LIMIT_MESSAGE",
     # settings
     "StopSettings", "StopMode", "ParallelPolicy", "SettingsFromContext", "StopTexts",
+    # the turn's record and the state that holds it
+    "StopState", "TurnRecord", "StateSchemaError",
     # wiring: hand-built graphs, create_agent, existing tools
     "StopRouter", "StopOnArtifactMiddleware", "StopOnArtifactState", "adopt",
 }  # fmt: skip

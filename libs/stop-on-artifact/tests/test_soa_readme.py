@@ -151,7 +151,10 @@ def test_the_readme_hand_built_graph_is_right_in_every_mode(
     router = namespace["router"]
     state = {**namespace["result"], "messages": list(namespace["result"]["messages"])}
     state["messages"].append(HumanMessage("and exchanges?"))
-    assert router.turn_update(state["messages"]) == {"stop_decision": None}
+    update = router.turn_update(state["messages"])
+    assert update["stop_decision"] is None
+    assert update["stop_turn"]["turn"] == f"#{len(state['messages']) - 1}"  # the message has no id
+    assert update["stop_turn"]["settings"]["stop_mode"] == mode
     assert router.tools_for(state, ["lookup"]) == ["lookup"]
 
 

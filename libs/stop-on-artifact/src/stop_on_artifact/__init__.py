@@ -6,7 +6,9 @@ this call's result ends the run. :func:`decide` reads a tool step's artifacts an
 :class:`StopDecision`; :class:`StopRouter` places it in a hand-built ``StateGraph`` and
 :class:`StopOnArtifactMiddleware` in ``create_agent`` (the ``[langchain]`` extra). On a hard
 stop the answer is the settled tools' content verbatim (:func:`final_text`), with no
-further model call.
+further model call. A turn runs under the settings it started with: they are recorded once,
+at its first model call, under ``stop_turn`` (:class:`StopState` declares it for a
+hand-built graph; the middleware declares its own), and every later step reads the record.
 
 The public API is this package's ``__all__`` (import those names from here) and the
 ``__all__`` of its public modules: :mod:`stop_on_artifact.messages` (read a turn the way the
@@ -22,8 +24,7 @@ read; ``PolicyGate`` for a hand-built graph), :mod:`stop_on_artifact.policy_midd
 human-in-the-loop request and its checks).
 Any other name is internal, and so is a module whose docstring starts with "Internal:"
 (:mod:`~stop_on_artifact.parts`, :mod:`~stop_on_artifact.rules`,
-:mod:`~stop_on_artifact.answer`, :mod:`~stop_on_artifact.state`,
-:mod:`~stop_on_artifact.markdown`): it may change in any
+:mod:`~stop_on_artifact.answer`, :mod:`~stop_on_artifact.markdown`): it may change in any
 release.
 """
 
@@ -56,6 +57,7 @@ from stop_on_artifact.decision import (
 )
 from stop_on_artifact.router import StopRouter
 from stop_on_artifact.settings import ParallelPolicy, SettingsFromContext, StopMode, StopSettings
+from stop_on_artifact.state import StateSchemaError, StopState, TurnRecord
 from stop_on_artifact.texts import StopTexts
 
 if TYPE_CHECKING:
@@ -74,13 +76,16 @@ __all__ = [
     "Reason",
     "Rule",
     "SettingsFromContext",
+    "StateSchemaError",
     "StopDecision",
     "StopMode",
     "StopOnArtifactMiddleware",
     "StopOnArtifactState",
     "StopRouter",
     "StopSettings",
+    "StopState",
     "StopTexts",
+    "TurnRecord",
     "adopt",
     "completed",
     "decide",

@@ -15,8 +15,6 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from stop_on_artifact.state import NO_MESSAGES, require_messages
-
 __all__ = [
     "NO_MESSAGES",
     "invocation_index",
@@ -29,6 +27,23 @@ __all__ = [
     "turn_results",
     "turn_start",
 ]
+
+
+NO_MESSAGES = (
+    "input needs at least one message under 'messages', for example "
+    "{'messages': [{'role': 'user', 'content': '...'}]}"
+)
+"""The error a run without messages fails with (a ValueError: the API passes its text on)."""
+
+
+def require_messages(messages: Sequence[BaseMessage]) -> None:
+    """Fail a run that has no messages, with an error naming ``messages``.
+
+    Raises:
+        ValueError: If ``messages`` is empty.
+    """
+    if not messages:
+        raise ValueError(NO_MESSAGES)
 
 
 def message_text(message: BaseMessage) -> str:

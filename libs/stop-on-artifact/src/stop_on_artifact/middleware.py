@@ -20,7 +20,7 @@ without it, importing this module fails with an ImportError that says so.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, NotRequired, cast
+from typing import Annotated, Any, NotRequired, cast
 
 from typing_extensions import override
 
@@ -32,7 +32,7 @@ try:
         ModelResponse,
         hook_config,
     )
-    from langchain.agents.middleware.types import ContextT, ResponseT
+    from langchain.agents.middleware.types import ContextT, PrivateStateAttr, ResponseT
 except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
     msg = (
         "StopOnArtifactMiddleware needs langchain 1.x (create_agent): install the extra, "
@@ -40,24 +40,27 @@ except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
         "langgraph."
     )
     raise ImportError(msg) from error
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from stop_on_artifact.decision import StopDecision, final_text
+from stop_on_artifact.decision import StopDecision, final_text, is_hard_stop
+from stop_on_artifact.messages import require_messages
 from stop_on_artifact.router import StopRouter, _settings_from_arguments
 from stop_on_artifact.settings import ParallelPolicy, SettingsFromContext, StopMode, StopSettings
-from stop_on_artifact.state import require_messages
+from stop_on_artifact.state import TurnRecord, starts_turn
 from stop_on_artifact.stream import DecisionHook, ModelCallHook
 from stop_on_artifact.texts import StopTexts
 
 
 class StopOnArtifactState(AgentState[ResponseT]):
-    """``create_agent``'s state with the latest stop decision."""
+    """``create_agent``'s state with the latest stop decision and the turn's record."""
 
     stop_decision: NotRequired[StopDecision | None]
     """Decision of the latest tool step this turn; None when no tool ran. Checkpointed."""
+    stop_turn: NotRequired[Annotated[TurnRecord | None, PrivateStateAttr]]
+    """The settings this turn runs under, recorded at its first model call."""
 
 
 class StopOnArtifactMiddleware(
@@ -68,7 +71,9 @@ class StopOnArtifactMiddleware(
     The constructor's settings hold unless the run's context set a same-named field
     (``stop_mode``, ``parallel_policy``, ``max_retries``, ``max_model_calls``; see
     :meth:`StopSettings.for_run`: a field's default never counts), or, when given,
-    ``settings_from_context`` decides.
+    ``settings_from_context`` decides. The run that starts a turn resolves them once and
+    records them under ``stop_turn``; the rest of the turn, resumes included, runs under
+    that record, whatever context a resume sends.
 
     Example:
         ```python
@@ -161,15 +166,16 @@ class StopOnArtifactMiddleware(
         """Decide about the tool step that just ran, if any."""
         messages = state.get("messages", [])
         require_messages(messages)
-        last = messages[-1]
-        if isinstance(last, HumanMessage):
-            return dict(self.router.turn_update(messages))  # a new turn: no tool has run yet
-        if not isinstance(last, ToolMessage):
+        if starts_turn(messages):  # a new turn: record its settings; no tool has run yet
+            return self.router.turn_update(messages, runtime.context)
+        if not isinstance(messages[-1], ToolMessage):
             return None
-        update: dict[str, Any] = self.router.after_tools(messages, runtime.context)
-        if self.router.is_hard(update, runtime.context):
-            texts = self.router.settings_for(runtime.context).texts
-            answer = AIMessage(content=final_text(update["stop_decision"], messages, texts))
+        settings = self.router.turn_settings(state)
+        update: dict[str, Any] = self.router.after_tools(state, [])
+        if is_hard_stop(update["stop_decision"], settings):
+            answer = AIMessage(
+                content=final_text(update["stop_decision"], messages, settings.texts)
+            )
             return {**update, "jump_to": "end", "messages": [answer]}
         return update
 
@@ -195,9 +201,8 @@ class StopOnArtifactMiddleware(
         return response
 
     @staticmethod
-    def _messages(request: ToolCallRequest) -> list[Any]:
-        state = request.state if isinstance(request.state, dict) else {}
-        return list(state.get("messages") or [])
+    def _state(request: ToolCallRequest) -> dict[str, Any]:
+        return request.state if isinstance(request.state, dict) else {}
 
     @override
     def wrap_tool_call(
@@ -206,8 +211,7 @@ class StopOnArtifactMiddleware(
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         """Retry a transient call in place first, when ``retry_in_place`` is on."""
-        context = request.runtime.context if request.runtime is not None else None
-        return self.router.run_tool(lambda: handler(request), self._messages(request), context)
+        return self.router.run_tool(lambda: handler(request), self._state(request))
 
     @override
     async def awrap_tool_call(
@@ -216,10 +220,7 @@ class StopOnArtifactMiddleware(
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         """Async twin of :meth:`wrap_tool_call`."""
-        context = request.runtime.context if request.runtime is not None else None
-        return await self.router.arun_tool(
-            lambda: handler(request), self._messages(request), context
-        )
+        return await self.router.arun_tool(lambda: handler(request), self._state(request))
 
     @override
     def wrap_model_call(

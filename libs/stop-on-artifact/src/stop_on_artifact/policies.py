@@ -33,6 +33,7 @@ from typing import Any, Literal, TypeAlias, cast
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from typing_extensions import TypedDict
 
+from stop_on_artifact._claims import ApprovalUsedError, claim_answer
 from stop_on_artifact.approval import (
     ALLOWED_DECISIONS,
     MAX_REASON_CHARS,
@@ -54,6 +55,7 @@ from stop_on_artifact.approval import (
 from stop_on_artifact.artifact import policy_block
 from stop_on_artifact.markdown import excerpt
 from stop_on_artifact.messages import turn_start
+from stop_on_artifact.state import StateSchemaError
 
 __all__ = [
     "ALLOWED_DECISIONS",
@@ -62,6 +64,7 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalOutcome",
     "ApprovalRequest",
+    "ApprovalUsedError",
     "AskedCall",
     "Block",
     "OnBlock",
@@ -423,29 +426,36 @@ def screen(
     }
 
 
-def recorded_for(
-    verdict: object,
-    calls: Sequence[ToolCall],
-    policies: Sequence[ToolPolicy],
-    context: Any,
-    messages: Sequence[BaseMessage] = (),
-) -> PolicyVerdict | None:
-    """Return ``verdict`` when it belongs to exactly ``calls``, else screen them now.
+def recorded_for(verdict: object, calls: Sequence[ToolCall], key: str) -> PolicyVerdict | None:
+    """Return the recorded ``verdict`` when it screened every one of ``calls``.
+
+    The verdict is read by call id, never from the position of the last message, and a
+    call it holds is never screened again: a resume, whatever context it carries, applies
+    exactly what was recorded with the model's reply.
 
     Args:
         verdict: The verdict read from the state (or None).
-        calls: The latest model turn's calls.
-        policies: The policies, used only when nothing matching was recorded.
-        context: The run's context, used only then.
-        messages: The messages before the reply, used only then.
+        calls: The calls about to be asked about or run.
+        key: The state key it was read from, named in the error.
 
     Returns:
-        The verdict for exactly these calls.
+        The verdict; None when there are no calls.
+
+    Raises:
+        StateSchemaError: If no recorded verdict holds these calls (the graph's state does
+            not declare ``key``, or the model node did not return the record).
     """
-    ids = [_call_id(call) for call in calls]
-    if isinstance(verdict, Mapping) and verdict.get("screened") == ids:
+    if not calls:
+        return None
+    ids = {_call_id(call) for call in calls}
+    if isinstance(verdict, Mapping) and ids <= set(verdict.get("screened") or ()):
         return cast("PolicyVerdict", verdict)
-    return screen(calls, policies, context, messages)
+    msg = (
+        f"no policy verdict recorded for these tool calls under '{key}': declare "
+        f"'{key}: dict | None' in the graph's state and return PolicyGate.record(...) with "
+        "the model's reply (PolicyMiddleware declares it itself)"
+    )
+    raise StateSchemaError(msg)
 
 
 def answers(
@@ -477,6 +487,7 @@ def answers(
             for name in dict.fromkeys(entry["policy"] for entry in asked):
                 on_ask(name)
         given = ask(approval_request([entry["action"] for entry in asked]))
+        claim_answer()  # one run uses an answer, even when two resumes send it at once
         decisions.update({entry["id"]: d for entry, d in zip(asked, given, strict=True)})
     return decisions
 
@@ -665,23 +676,20 @@ class PolicyGate:
         calls = reply.tool_calls if isinstance(reply, AIMessage) else []
         return {self.verdict_key: self.screen(calls, context, messages)}
 
-    def verdict(
-        self, state: Mapping[str, Any], calls: Sequence[ToolCall], context: Any
-    ) -> PolicyVerdict | None:
-        """Return the verdict recorded for ``calls``, screening them only if none was.
+    def verdict(self, state: Mapping[str, Any], calls: Sequence[ToolCall]) -> PolicyVerdict | None:
+        """Return the verdict recorded with the model's reply for ``calls``, by call id.
 
         Args:
             state: The graph state.
-            calls: The latest model turn's calls.
-            context: The run's context (used only when nothing was recorded).
+            calls: Calls of the latest model turn.
 
         Returns:
-            The verdict for exactly these calls.
+            The recorded verdict (None when there are no calls); never a second screening.
+
+        Raises:
+            StateSchemaError: If the state holds no verdict for these calls.
         """
-        messages = cast("Sequence[BaseMessage]", state.get("messages") or [])
-        return recorded_for(
-            state.get(self.verdict_key), calls, self.policies, context, messages[:-1]
-        )
+        return recorded_for(state.get(self.verdict_key), calls, self.verdict_key)
 
     def _decide(
         self, state: Mapping[str, Any], context: Any
@@ -689,7 +697,7 @@ class PolicyGate:
         list[ToolCall], PolicyVerdict | None, dict[str, ApprovalDecision], list[ToolMessage | None]
     ]:
         _, calls = _latest_calls(state.get("messages") or [])
-        verdict = self.verdict(state, calls, context)
+        verdict = self.verdict(state, calls)
         decisions = answers(verdict, self.on_ask)
         refusals = [refusal_for(call, verdict, decisions) for call in calls]
         return calls, verdict, decisions, refusals

@@ -184,7 +184,7 @@ class PolicyMiddleware(AgentMiddleware[PolicyState[ResponseT], ContextT, Respons
         messages = values.get("messages") or []
         last = messages[-1] if messages else None
         calls = last.tool_calls if isinstance(last, AIMessage) else []
-        verdict = self.gate.verdict(values, calls, runtime.context) if calls else None
+        verdict = self.gate.verdict(values, calls)
         decisions = answers(verdict, self.gate.on_ask)
         if not decisions:
             return {approved_key: []} if values.get(approved_key) else None
@@ -205,12 +205,14 @@ class PolicyMiddleware(AgentMiddleware[PolicyState[ResponseT], ContextT, Respons
         state = request.state if isinstance(request.state, Mapping) else {}
         context = request.runtime.context if request.runtime is not None else None
         approved = list(state.get(self.gate.approved_key) or [])
-        messages = state.get("messages") or []
-        last = messages[-1] if messages else None
-        calls = last.tool_calls if isinstance(last, AIMessage) else [request.tool_call]
-        if request.tool_call["id"] not in {call["id"] for call in calls}:
-            calls = [request.tool_call]  # not the latest turn's call: screen it alone
-        verdict = self.gate.verdict(state, calls, context)
+        # By call id: the verdict recorded with the reply holds this call, wherever the
+        # last message now is (refusals of the step's other calls may follow the reply).
+        recorded = state.get(self.gate.verdict_key)
+        if isinstance(recorded, Mapping) and request.tool_call["id"] in recorded["screened"]:
+            verdict: Any = recorded
+        else:  # a call no recorded reply holds (added by another middleware): screen it once
+            messages = state.get("messages") or []
+            verdict = self.gate.screen([request.tool_call], context, messages)
         decisions: dict[str, Any] = {i: {"type": "approve"} for i in approved}
         return refusal_for(request.tool_call, verdict, decisions), decisions, verdict
 

@@ -1,7 +1,7 @@
 """The stop decision in a hand-built ``StateGraph``: decide after tools, route, finalize.
 
-Any graph whose state has ``messages`` (with the ``add_messages`` reducer) and a
-``stop_decision`` key can use it::
+Any graph whose state inherits :class:`~stop_on_artifact.StopState` (``messages`` with the
+``add_messages`` reducer, ``stop_decision`` and the turn's record ``stop_turn``) can use it::
 
     START -> agent -> tools_condition -> tools | END
              tools -> route_after_tools -> agent | finalize
@@ -9,8 +9,9 @@ Any graph whose state has ``messages`` (with the ``add_messages`` reducer) and a
 
 In your ``agent`` node, bind the model with :meth:`StopRouter.bind_model` (no tools for the
 one polish call after a stop) and return :meth:`StopRouter.turn_update` with the reply (a
-new turn clears the last turn's decision). Call :meth:`StopRouter.after_tools` at the end
-of your tools node (it decides, streams the decision and returns the ``stop_decision``
+new turn records the settings it runs under and clears the last turn's decision). Call
+:meth:`StopRouter.after_tools` with the state and the step's messages at the end of your
+tools node (it decides, streams the decision and returns the ``stop_decision``
 update), route with :meth:`StopRouter.route_after_tools`, and add
 :meth:`StopRouter.finalize` as the ``finalize`` node. ``finalize`` makes no model call: it
 relays the settled tools' content. Nothing here needs ``langchain`` or langgraph 1.x: it
@@ -23,8 +24,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable
+from langgraph.config import get_config
 from langgraph.runtime import get_runtime
 from pydantic import ValidationError
 
@@ -38,10 +40,13 @@ from stop_on_artifact.settings import (
     StopSettings,
     resolve_settings,
 )
+from stop_on_artifact.state import TURN_KEY, new_record, recorded_settings, starts_turn
 from stop_on_artifact.stream import DecisionHook, emit
 from stop_on_artifact.texts import StopTexts
 
 ToolT = TypeVar("ToolT")
+StateT = TypeVar("StateT", bound=Mapping[str, Any])
+"""The graph's state type (a ``TypedDict``), so ``finalize`` type-checks as its node."""
 
 
 def _settings_from_arguments(
@@ -97,14 +102,16 @@ class StopRouter:
 
     Configured like :class:`~stop_on_artifact.middleware.StopOnArtifactMiddleware`: the
     constructor's settings hold unless the run's context set a same-named field (see
-    :meth:`StopSettings.for_run`), or, when given, ``settings_from_context`` decides.
+    :meth:`StopSettings.for_run`), or, when given, ``settings_from_context`` decides. That is
+    resolved once per turn, by the run that starts it (:meth:`turn_update`), and recorded;
+    the rest of the turn, resumes included, runs under the record (:meth:`turn_settings`).
 
     Example:
         ```python
-        from langgraph.graph import END, START, MessagesState, StateGraph
+        from langgraph.graph import END, START, StateGraph
         from langgraph.prebuilt import ToolNode, tools_condition
 
-        from stop_on_artifact import StopDecision, StopRouter
+        from stop_on_artifact import StopRouter, StopState
         from stop_on_artifact.testing import ScriptedChatModel, call_then_answer, forced_tool
 
         tools = [forced_tool("search", "success")]
@@ -112,8 +119,8 @@ class StopRouter:
         router = StopRouter(stop_mode="polish", max_retries=1)
 
 
-        class State(MessagesState):
-            stop_decision: StopDecision | None
+        class State(StopState):  # messages, stop_decision and the turn's record
+            pass
 
 
         def agent(state: State) -> dict[str, object]:
@@ -123,7 +130,7 @@ class StopRouter:
 
         def run_tools(state: State) -> dict[str, object]:
             new = ToolNode(tools).invoke(state)["messages"]
-            return {"messages": new, **router.after_tools([*state["messages"], *new])}
+            return {"messages": new, **router.after_tools(state, new)}
 
 
         builder = StateGraph(State)
@@ -193,75 +200,94 @@ class StopRouter:
         self.on_decision = on_decision
 
     def settings_for(self, context: object) -> StopSettings:
-        """Return the settings of the run whose context is ``context``."""
+        """Return the settings a turn started by a run with ``context`` would record."""
         return resolve_settings(self.settings, context, self.settings_from_context)
 
-    def in_place_retries_left(self, messages: Sequence[BaseMessage], context: object) -> int:
+    def turn_settings(self, state: Mapping[str, Any]) -> StopSettings:
+        """Return the settings the current turn runs under: the ones it recorded at its start.
+
+        A run carrying on the turn (a resume, say) with a context that resolves to other
+        settings changes nothing; the fields that differ are logged, never their values.
+
+        Args:
+            state: The graph state, holding ``messages`` and ``stop_turn``.
+
+        Returns:
+            The turn's settings.
+
+        Raises:
+            StateSchemaError: If the state holds no record of the turn (see
+                :class:`~stop_on_artifact.StopState`).
+        """
+        context, run = _run_context()
+        current = self.settings_for(context) if context is not None else None
+        return recorded_settings(state, type(self).__name__, current, run)
+
+    def in_place_retries_left(self, state: Mapping[str, Any]) -> int:
         """Return how many in-place retries a call of the next tool step may run.
 
         Args:
-            messages: The thread's messages before the step.
-            context: The run's context.
+            state: The graph state before the step.
 
         Returns:
             0 unless ``retry_in_place`` is on; else what ``max_retries`` leaves this turn.
         """
-        return _retries_left(self.settings_for(context), messages)
+        return _retries_left(self.turn_settings(state), state.get("messages") or [])
 
-    def run_tool(
-        self, run: Callable[[], ToolT], messages: Sequence[BaseMessage], context: object
-    ) -> ToolT:
+    def run_tool(self, run: Callable[[], ToolT], state: Mapping[str, Any]) -> ToolT:
         """Run one tool call, retried in place while transient if ``retry_in_place`` is on.
 
         Args:
             run: Runs the call once (a ``ToolNode`` on that one call, for example).
-            messages: The thread's messages before the step.
-            context: The run's context.
+            state: The graph state before the step.
 
         Returns:
             The kept result (see :func:`~stop_on_artifact.in_place.retry_in_place`).
         """
-        settings = self.settings_for(context)
+        settings = self.turn_settings(state)
         if not settings.retry_in_place:
             return run()  # the common case: no retry machinery on the tool path
         return retry_in_place(
             run,
-            retries=_retries_left(settings, messages),
+            retries=_retries_left(settings, state.get("messages") or []),
             initial_delay=settings.retry_delay,
             backoff_factor=settings.retry_backoff,
         )
 
     async def arun_tool(
-        self,
-        run: Callable[[], Awaitable[ToolT]],
-        messages: Sequence[BaseMessage],
-        context: object,
+        self, run: Callable[[], Awaitable[ToolT]], state: Mapping[str, Any]
     ) -> ToolT:
         """Async twin of :meth:`run_tool`."""
-        settings = self.settings_for(context)
+        settings = self.turn_settings(state)
         if not settings.retry_in_place:
             return await run()
         return await aretry_in_place(
             run,
-            retries=_retries_left(settings, messages),
+            retries=_retries_left(settings, state.get("messages") or []),
             initial_delay=settings.retry_delay,
             backoff_factor=settings.retry_backoff,
         )
 
-    @staticmethod
-    def turn_update(messages: Sequence[BaseMessage]) -> dict[str, None]:
-        """Return the update a model node adds to its reply: a new turn clears the decision.
+    def turn_update(
+        self, messages: Sequence[BaseMessage], context: object = None
+    ) -> dict[str, Any]:
+        """Return the update a model node adds to its reply: a new turn's record.
 
         Args:
             messages: The messages the model node was called with.
+            context: The run's context (``runtime.context``); None reads the running graph's.
 
         Returns:
-            ``{"stop_decision": None}`` when the last message is the user's (a new turn:
-            no tool has run yet), else ``{}``.
+            When the last message is the user's (a new turn: no tool has run yet),
+            ``{"stop_decision": None, "stop_turn": record}``, the record holding the settings
+            this run resolves (:meth:`settings_for`), which the whole turn then runs under;
+            else ``{}``.
         """
-        if messages and isinstance(messages[-1], HumanMessage):
-            return {"stop_decision": None}
-        return {}
+        if not starts_turn(messages):
+            return {}
+        if context is None:
+            context, _ = _run_context()
+        return {"stop_decision": None, TURN_KEY: new_record(messages, self.settings_for(context))}
 
     @staticmethod
     def polishing(state: Mapping[str, Any]) -> bool:
@@ -275,7 +301,7 @@ class StopRouter:
             model phrases the answer and must call no tool.
         """
         messages = state.get("messages") or []
-        if messages and isinstance(messages[-1], HumanMessage):
+        if starts_turn(messages):
             return False  # a new turn: the decision left in the state is the last turn's
         decision = state.get("stop_decision")
         return decision is not None and decision["action"] == "stop"
@@ -309,41 +335,50 @@ class StopRouter:
         return model.bind_tools(allowed) if allowed else model
 
     def after_tools(
-        self, messages: Sequence[BaseMessage], context: object = None
+        self, state: Mapping[str, Any], new: Sequence[BaseMessage]
     ) -> dict[str, StopDecision]:
-        """Decide about the tool step that ends ``messages``; stream and return the decision.
+        """Decide about the tool step ``new`` ends; stream and return the decision.
 
         Args:
-            messages: The thread's messages including the step's ToolMessages.
-            context: The run's context (``runtime.context``), for per-run overrides.
+            state: The graph state before the step (holding ``messages`` and the turn's
+                record, ``stop_turn``).
+            new: The step's ToolMessages, as the tools node returns them.
 
         Returns:
             ``{"stop_decision": decision}``, the state update to return from the tools node.
+
+        Raises:
+            TypeError: If ``state`` is not a mapping (the 0.2 form passed the messages).
+            StateSchemaError: If the state holds no record of the turn.
         """
-        decision = decide(messages, self.settings_for(context))
+        if not isinstance(state, Mapping):
+            msg = (
+                "after_tools takes the graph state and the step's new messages: "
+                "router.after_tools(state, new_messages)"
+            )
+            raise TypeError(msg)
+        messages = [*(state.get("messages") or []), *new]
+        decision = decide(messages, self.turn_settings(state))
         emit(decision, messages, self.on_decision)
         return {"stop_decision": decision}
 
-    def is_hard(self, state: Mapping[str, Any], context: object = None) -> bool:
+    def is_hard(self, state: Mapping[str, Any]) -> bool:
         """Return whether the state's latest decision ends the run without the model."""
         decision = state.get("stop_decision")
-        return decision is not None and is_hard_stop(decision, self.settings_for(context))
+        return decision is not None and is_hard_stop(decision, self.turn_settings(state))
 
-    def route_after_tools(
-        self, state: Mapping[str, Any], context: object = None
-    ) -> Literal["agent", "finalize"]:
+    def route_after_tools(self, state: Mapping[str, Any]) -> Literal["agent", "finalize"]:
         """Go to ``finalize`` on a hard stop; otherwise (continue, or polish) to ``agent``.
 
         Args:
-            state: The graph state, holding ``stop_decision``.
-            context: The run's context, for per-run overrides.
+            state: The graph state, holding ``stop_decision`` and the turn's record.
 
         Returns:
             The next node's name.
         """
-        return "finalize" if self.is_hard(state, context) else "agent"
+        return "finalize" if self.is_hard(state) else "agent"
 
-    def finalize(self, state: Mapping[str, Any]) -> dict[str, list[AIMessage]]:
+    def finalize(self, state: StateT) -> dict[str, list[AIMessage]]:
         """Answer with the settled tools' content verbatim. No model call.
 
         Args:
@@ -359,13 +394,19 @@ class StopRouter:
         if decision is None or decision["action"] != "stop":
             msg = "finalize reached without a stop decision in 'stop_decision'"
             raise RuntimeError(msg)
-        texts = self.settings_for(_run_context()).texts  # the run's own texts, if it set them
+        texts = self.turn_settings(state).texts  # the turn's own texts, if it set them
         return {"messages": [AIMessage(content=final_text(decision, state["messages"], texts))]}
 
 
-def _run_context() -> object:
-    """Return the running graph's context, or None outside a run."""
+def _run_context() -> tuple[object, str]:
+    """Return the running graph's context and run id; ``(None, "")`` outside a run."""
     try:
-        return get_runtime().context
+        context = get_runtime().context
     except RuntimeError:  # called outside a graph run
-        return None
+        return None, ""
+    try:
+        config = get_config()
+    except RuntimeError:
+        return context, ""
+    run = (config.get("metadata") or {}).get("run_id") or config.get("run_id") or ""
+    return context, str(run)
