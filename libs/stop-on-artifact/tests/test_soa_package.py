@@ -36,9 +36,13 @@ PUBLIC = {
     # the turn's record and the state that holds it
     "StopState", "TurnRecord", "StateSchemaError",
     # wiring: hand-built graphs, create_agent, existing tools
-    "StopRouter", "StopOnArtifactMiddleware", "StopOnArtifactState", "adopt",
+    "StopRouter", "StopOnArtifactMiddleware", "StopOnArtifactState", "PolicyMiddleware", "adopt",
 }  # fmt: skip
-LAZY = {"StopOnArtifactMiddleware", "StopOnArtifactState"}  # they need the [langchain] extra
+LAZY = {
+    "StopOnArtifactMiddleware",
+    "StopOnArtifactState",
+    "PolicyMiddleware",
+}  # they need the [langchain] extra
 
 
 def test_all_is_the_small_public_api_and_every_name_resolves() -> None:

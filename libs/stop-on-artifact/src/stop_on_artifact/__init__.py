@@ -62,6 +62,7 @@ from stop_on_artifact.texts import StopTexts
 
 if TYPE_CHECKING:
     from stop_on_artifact.middleware import StopOnArtifactMiddleware, StopOnArtifactState
+    from stop_on_artifact.policy_middleware import PolicyMiddleware
 
 __version__ = "0.2.0"
 
@@ -73,6 +74,7 @@ __all__ = [
     "RULES",
     "InvalidArtifactError",
     "ParallelPolicy",
+    "PolicyMiddleware",
     "Reason",
     "Rule",
     "SettingsFromContext",
@@ -102,10 +104,14 @@ __all__ = [
 if not TYPE_CHECKING:  # a module __getattr__ would make a type checker accept any name
 
     def __getattr__(name: str) -> Any:
-        """Import the middleware on first use: it needs the ``[langchain]`` extra."""
+        """Import the middleware classes on first use: they need the ``[langchain]`` extra."""
         if name in {"StopOnArtifactMiddleware", "StopOnArtifactState"}:
             from stop_on_artifact import middleware
 
             return getattr(middleware, name)
+        if name == "PolicyMiddleware":
+            from stop_on_artifact.policy_middleware import PolicyMiddleware
+
+            return PolicyMiddleware
         msg = f"module {__name__!r} has no attribute {name!r}"
         raise AttributeError(msg)
