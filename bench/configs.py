@@ -93,9 +93,13 @@ def build_create_agent(
     )
 
 
-def build_stop_routing(tools: Sequence[BaseTool] = TOOLS) -> Any:
-    """Build stock ``create_agent`` plus only ``StopOnArtifactMiddleware``."""
-    return build_create_agent(tools, middleware=[StopOnArtifactMiddleware()])
+def build_stop_routing(tools: Sequence[BaseTool] = TOOLS, stop_mode: StopMode = "never") -> Any:
+    """Build stock ``create_agent`` plus only ``StopOnArtifactMiddleware(stop_mode=...)``.
+
+    Configured as a stranger would, in the constructor: the middleware then builds only its
+    ``before_model`` hook (no ``wrap_*`` layer), which is what is timed.
+    """
+    return build_create_agent(tools, middleware=[StopOnArtifactMiddleware(stop_mode=stop_mode)])
 
 
 class NoOpHook(AgentMiddleware[AgentState[Any], Any]):

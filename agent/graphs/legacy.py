@@ -81,7 +81,8 @@ def build_legacy(
         handle_tool_errors=tool_error_content,
         messages_key=CALLS_TO_RUN,
     )
-    router = StopRouter(on_decision=trace_decision)  # per run: the Context fields it set
+    # The Context of the run that starts a turn replaces the settings it set.
+    router = StopRouter(from_context=True, on_decision=trace_decision)
 
     async def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Call the model; with tools bound unless a polish stop is pending."""

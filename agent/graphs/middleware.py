@@ -142,8 +142,10 @@ def build_middleware(
         PolicyMiddleware(policies=gate.policies, name=POLICY, on_ask=trace_approval_asked),
         ArtifactTracingMiddleware(),
         ToolErrorMiddleware(on_error=tool_error_content),
-        # StopSettings() here; each run's Context replaces what that run set (StopSettings.for_run).
-        StopOnArtifactMiddleware(on_decision=trace_decision, on_model_call=trace_model_call),
+        # StopSettings() here; the Context of the run that starts a turn replaces what it set.
+        StopOnArtifactMiddleware(
+            from_context=True, on_decision=trace_decision, on_model_call=trace_model_call
+        ),
     ]
     compiled = create_agent(
         OfflineChatModel(),

@@ -37,7 +37,7 @@ deepagents = pytest.importorskip("deepagents", reason="deepagents is a dev depen
 def deep_agent(model: ScriptedChatModel, tools: Sequence[Any], *policies: Any) -> Any:
     from stop_on_artifact import PolicyMiddleware, StopOnArtifactMiddleware
 
-    middleware: list[Any] = [StopOnArtifactMiddleware()]
+    middleware: list[Any] = [StopOnArtifactMiddleware(from_context=True)]
     if policies:
         middleware.insert(0, PolicyMiddleware(policies=list(policies)))
     return deepagents.create_deep_agent(
@@ -54,7 +54,7 @@ def ask(text: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("outcome", "rule"), [("success", "completed"), ("fatal", "fatal")])
-def test_a_stop_artifact_ends_the_deep_agent_with_the_tools_text(outcome: str, rule: str) -> None:
+def test_a_stop_artifact_ends_the_deep_agent_with_the_tools_text(outcome: Any, rule: str) -> None:
     agent = deep_agent(
         ScriptedChatModel(script=call_then_answer("search")), [forced_tool("search", outcome)]
     )

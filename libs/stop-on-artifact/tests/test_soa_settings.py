@@ -1,7 +1,8 @@
 """One settings type, and per-run settings without a trap.
 
-A constructor setting is replaced only by a value the run actually set: a context field's
-default never replaces it.
+The constructor's settings hold for every run unless the router or middleware is built
+with ``from_context=True`` (or ``settings_from_context=``); then a constructor setting is
+replaced only by a value the run actually set: a context field's default never replaces it.
 """
 
 from __future__ import annotations
@@ -136,7 +137,31 @@ def test_an_out_of_range_run_value_fails_the_run_naming_the_field(kind: str, con
 def polish_agent(kind: str, context_schema: type[Any], **extra: Any) -> Any:
     model = ScriptedChatModel(script=call_then_answer("search"))
     tools = [forced_tool("search", "success")]
+    if "settings_from_context" not in extra:
+        extra.setdefault("from_context", True)
     return build(kind, model, tools, context_schema=context_schema, settings=POLISH, **extra)
+
+
+@pytest.mark.parametrize(
+    "context", [PydanticContext(stop_mode="hard"), {"stop_mode": "hard"}], ids=["model", "dict"]
+)
+def test_without_from_context_a_run_context_changes_nothing_and_says_so_once(
+    kind: str, context: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    graph = polish_agent(kind, PydanticContext, from_context=False)
+    with caplog.at_level("WARNING", logger="stop_on_artifact"):
+        first = graph.invoke(user("store"), context=context)
+        second = graph.invoke(user("store"), context=context)
+    assert_model_calls(first, 2)  # polish held
+    assert_model_calls(second, 2)
+    lines = [r.getMessage() for r in caplog.records if r.name == "stop_on_artifact"]
+    assert len(lines) == 1 and "sets stop_mode" in lines[0] and "from_context=True" in lines[0]
+    assert "hard" not in lines[0].replace("stop_mode", "")
+
+
+def test_from_context_and_settings_from_context_are_one_or_the_other() -> None:
+    with pytest.raises(TypeError, match="from_context=True or settings_from_context="):
+        StopRouter(from_context=True, settings_from_context=lambda context: None)
 
 
 @pytest.mark.parametrize("schema", [PydanticContext, DictContext])
@@ -186,7 +211,7 @@ def test_flat_arguments_like_langchains_middleware(owner: str) -> None:
     made = make(stop_mode="polish", max_retries=1)
     router = made if owner == "router" else made.router
     assert router.settings == StopSettings(stop_mode="polish", max_retries=1)
-    assert make(settings=POLISH).__class__ is make
+    assert isinstance(make(settings=POLISH), make)
     assert make().__class__ is make
     with pytest.raises(TypeError, match="either settings= or the flat arguments"):
         make(settings=POLISH, max_model_calls=3)

@@ -198,7 +198,7 @@ def test_the_hand_built_graph_answers_in_the_teams_language() -> None:
 def test_a_run_context_sets_the_texts_of_a_hand_built_graph() -> None:
     model = ScriptedChatModel(script=call_then_answer("search"))
     tools = [forced_tool("search", "transient")]
-    graph = build("router", model, tools, settings=StopSettings(max_retries=0))
+    graph = build("router", model, tools, settings=StopSettings(max_retries=0), from_context=True)
     out = graph.invoke(user("q"), context={"texts": {"retry_budget": "Se acabó."}})
     assert out["messages"][-1].content.endswith(ANSWER_SEPARATOR + "Se acabó.")
     plain = graph.invoke(user("q"))["messages"][-1].content
@@ -218,6 +218,6 @@ def test_the_middleware_answers_in_the_teams_language() -> None:
 def test_a_run_context_sets_the_texts_of_the_middleware() -> None:
     pytest.importorskip("langchain.agents.middleware")
     model = ScriptedChatModel(script=call_then_answer("search"))
-    graph = build("middleware", model, [forced_tool("search", "transient")])
+    graph = build("middleware", model, [forced_tool("search", "transient")], from_context=True)
     out = graph.invoke(user("q"), context={"max_retries": 0, "texts": {"retry_budget": "Fin."}})
     assert out["messages"][-1].content.endswith(ANSWER_SEPARATOR + "Fin.")

@@ -8,7 +8,7 @@ conflicting settings (the other ``stop_mode``, a cap of 10,000), or with a lower
 of 50, which would block a call nobody was asked about). Whatever the resume carries, a call
 runs exactly when it was let through or approved, at most once, and the rest of the turn
 decides under the settings the turn started with: the final state is the one a resume with
-the same context gives.
+the same context gives. On a hand-built graph, ``create_agent`` and ``create_deep_agent``.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class GateState(StopState):
 def hand_built(till: Till, *, state: type[Any] = GateState) -> Any:
     """The library README's hand-built graph with the gate in both nodes."""
     gate = PolicyGate(policies=POLICIES)
-    router = StopRouter()
+    router = StopRouter(from_context=True)
     node = ToolNode(till.tools, handle_tool_errors=True)
     chat = ScriptedChatModel(script=shopper)
 
@@ -116,7 +116,10 @@ def with_middleware(till: Till) -> Any:
     from stop_on_artifact import StopOnArtifactMiddleware
     from stop_on_artifact.policy_middleware import PolicyMiddleware
 
-    middleware: list[Any] = [PolicyMiddleware(policies=POLICIES), StopOnArtifactMiddleware()]
+    middleware: list[Any] = [
+        PolicyMiddleware(policies=POLICIES),
+        StopOnArtifactMiddleware(from_context=True),
+    ]
     return create_agent(
         ScriptedChatModel(script=shopper),
         till.tools,
@@ -126,13 +129,45 @@ def with_middleware(till: Till) -> Any:
     )
 
 
-PATHS = ["hand_built", pytest.param("create_agent", marks=pytest.mark.skipif(
-    not has_middleware(), reason="create_agent is langchain 1.x"
-))]  # fmt: skip
+def deep_agent(till: Till) -> Any:
+    from deepagents import create_deep_agent
+    from stop_on_artifact import PolicyMiddleware, StopOnArtifactMiddleware
+
+    middleware: list[Any] = [
+        PolicyMiddleware(policies=POLICIES),
+        StopOnArtifactMiddleware(from_context=True),
+    ]
+    return create_deep_agent(
+        model=ScriptedChatModel(script=shopper),
+        tools=till.tools,
+        middleware=middleware,
+        context_schema=Shop,
+        checkpointer=InMemorySaver(),
+    )
+
+
+def has_deepagents() -> bool:
+    try:
+        import deepagents  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+PATHS = [
+    "hand_built",
+    pytest.param("create_agent", marks=pytest.mark.skipif(
+        not has_middleware(), reason="create_agent is langchain 1.x"
+    )),
+    pytest.param("create_deep_agent", marks=pytest.mark.skipif(
+        not has_deepagents(), reason="deepagents is the app's dev dependency, not the library's"
+    )),
+]  # fmt: skip
+BUILDERS = {"hand_built": hand_built, "create_agent": with_middleware}
 
 
 def build(path: str, till: Till) -> Any:
-    return hand_built(till) if path == "hand_built" else with_middleware(till)
+    return deep_agent(till) if path == "create_deep_agent" else BUILDERS[path](till)
 
 
 # (the user's list, the answers to the asked calls in call order, what is charged)

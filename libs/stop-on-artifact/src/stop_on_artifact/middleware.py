@@ -68,12 +68,14 @@ class StopOnArtifactMiddleware(
 ):
     """Stop after a tool step when :func:`stop_on_artifact.decide` says so.
 
-    The constructor's settings hold unless the run's context set a same-named field
-    (``stop_mode``, ``parallel_policy``, ``max_retries``, ``max_model_calls``; see
-    :meth:`StopSettings.for_run`: a field's default never counts), or, when given,
-    ``settings_from_context`` decides. The run that starts a turn resolves them once and
-    records them under ``stop_turn``; the rest of the turn, resumes included, runs under
-    that record, whatever context a resume sends.
+    The constructor's settings hold for every run, unless ``from_context=True`` (a run's
+    context replaces the fields it set, :meth:`StopSettings.for_run`: a field's default
+    never counts) or ``settings_from_context`` decides. The run that starts a turn resolves
+    them once and records them under ``stop_turn``; the rest of the turn, resumes included,
+    runs under that record, whatever context a resume sends. Only the layers the settings
+    can use are built: a ``wrap_model_call`` for the polish call (or ``on_model_call``), a
+    ``wrap_tool_call`` for in-place retries; ``stop_mode="hard"`` alone adds one
+    ``before_model`` hook to ``create_agent``.
 
     Example:
         ```python
@@ -103,17 +105,38 @@ class StopOnArtifactMiddleware(
         retry_backoff: Multiplier of that delay per retry, 1 to 10; default 2.
         texts: The texts a hard stop writes (:class:`~stop_on_artifact.StopTexts`).
         settings: All of these at once, instead of the flat arguments.
-        settings_from_context: Your own rule from the run's context to its settings.
+        from_context: Let the run that starts a turn replace a setting with a value its
+            context set (:meth:`StopSettings.for_run`); default False: these settings hold
+            for every run, and a context naming a setting is logged once as ignored.
+        settings_from_context: Your own rule from the run's context to its settings,
+            instead of ``from_context``.
         on_decision: Called with every decision, after it is streamed.
         on_model_call: Called after every model call with the messages so far.
 
     Raises:
         TypeError: If ``settings`` is given with a flat argument, or is not a
-            :class:`StopSettings`.
+            :class:`StopSettings`; or if ``from_context`` and ``settings_from_context``
+            are both given.
         ValueError: If a flat argument is outside its allowed values (named, never quoted).
     """
 
     state_schema = StopOnArtifactState  # type: ignore[assignment]
+
+    def __new__(cls, **arguments: Any) -> StopOnArtifactMiddleware[Any, Any]:
+        """Build the variant with only the ``wrap_*`` layers these settings can use."""
+        settings = arguments.get("settings")
+        per_run = bool(arguments.get("from_context")) or (
+            arguments.get("settings_from_context") is not None
+        )
+        polish = arguments.get("stop_mode") == "polish" or (
+            isinstance(settings, StopSettings) and settings.stop_mode == "polish"
+        )
+        retry = bool(arguments.get("retry_in_place")) or (
+            isinstance(settings, StopSettings) and settings.retry_in_place
+        )
+        model_layer = per_run or polish or arguments.get("on_model_call") is not None
+        chosen = _variant(cls, model_layer, per_run or retry)
+        return cast("StopOnArtifactMiddleware[Any, Any]", super().__new__(chosen))
 
     def __init__(
         self,
@@ -127,6 +150,7 @@ class StopOnArtifactMiddleware(
         retry_backoff: float | None = None,
         texts: StopTexts | None = None,
         settings: StopSettings | None = None,
+        from_context: bool = False,
         settings_from_context: SettingsFromContext | None = None,
         on_decision: DecisionHook | None = None,
         on_model_call: ModelCallHook | None = None,
@@ -147,6 +171,7 @@ class StopOnArtifactMiddleware(
         # the router's, as in a hand-built graph: the middleware places them in the hooks.
         self.router = StopRouter(
             settings=_settings_from_arguments(type(self).__name__, settings, flat),
+            from_context=from_context,
             settings_from_context=settings_from_context,
             on_decision=on_decision,
         )
@@ -187,24 +212,16 @@ class StopOnArtifactMiddleware(
         """Async twin of :meth:`before_model`."""
         return self.before_model(state, runtime)
 
-    def _request(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
-        if self.router.polishing(request.state):
-            return request.override(tools=[])  # polish: phrase the answer, call nothing
-        return request
 
-    def _record(
-        self, request: ModelRequest[ContextT], response: ModelResponse[ResponseT]
-    ) -> ModelResponse[ResponseT]:
-        if self.on_model_call is not None:
-            decision = cast("StopDecision | None", request.state.get("stop_decision"))
-            self.on_model_call([*request.state["messages"], *response.result], decision)
-        return response
+class _ToolLayer:
+    """The ``wrap_tool_call`` layer: in-place retries. Present only where a run can use it."""
+
+    router: StopRouter
 
     @staticmethod
     def _state(request: ToolCallRequest) -> dict[str, Any]:
         return request.state if isinstance(request.state, dict) else {}
 
-    @override
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
@@ -213,7 +230,6 @@ class StopOnArtifactMiddleware(
         """Retry a transient call in place first, when ``retry_in_place`` is on."""
         return self.router.run_tool(lambda: handler(request), self._state(request))
 
-    @override
     async def awrap_tool_call(
         self,
         request: ToolCallRequest,
@@ -222,20 +238,56 @@ class StopOnArtifactMiddleware(
         """Async twin of :meth:`wrap_tool_call`."""
         return await self.router.arun_tool(lambda: handler(request), self._state(request))
 
-    @override
+
+class _ModelLayer:
+    """The ``wrap_model_call`` layer: the polish call's tools, ``on_model_call``.
+
+    Present only where a run can polish or ``on_model_call`` is given: each ``wrap_*``
+    layer costs about as much as a graph node in ``create_agent``.
+    """
+
+    router: StopRouter
+    on_model_call: ModelCallHook | None
+
+    def _request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        if self.router.polishing(request.state):
+            return request.override(tools=[])  # polish: phrase the answer, call nothing
+        return request
+
+    def _record(self, request: ModelRequest[Any], response: ModelResponse[Any]) -> Any:
+        if self.on_model_call is not None:
+            decision = cast("StopDecision | None", request.state.get("stop_decision"))
+            self.on_model_call([*request.state["messages"], *response.result], decision)
+        return response
+
     def wrap_model_call(
         self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
-    ) -> ModelResponse[ResponseT]:
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
         """Unbind the tools for the one polish call after a stop."""
-        return self._record(request, handler(self._request(request)))
+        return cast("ModelResponse[Any]", self._record(request, handler(self._request(request))))
 
-    @override
     async def awrap_model_call(
         self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
-    ) -> ModelResponse[ResponseT]:
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
         """Async twin of :meth:`wrap_model_call`."""
-        return self._record(request, await handler(self._request(request)))
+        response = await handler(self._request(request))
+        return cast("ModelResponse[Any]", self._record(request, response))
+
+
+_VARIANTS: dict[tuple[type[Any], bool, bool], type[Any]] = {}
+
+
+def _variant(cls: type[Any], model_layer: bool, tool_layer: bool) -> type[Any]:
+    """Return ``cls`` with only the layers its settings can use (one class per choice)."""
+    if not (model_layer or tool_layer):
+        return cls
+    key = (cls, model_layer, tool_layer)
+    if key not in _VARIANTS:
+        layers = (_ModelLayer,) * model_layer + (_ToolLayer,) * tool_layer
+        namespace = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        _VARIANTS[key] = type(cls.__name__, (*layers, cls), namespace)
+    return _VARIANTS[key]

@@ -38,9 +38,10 @@ from stop_on_artifact.settings import (
     SettingsFromContext,
     StopMode,
     StopSettings,
+    names_a_setting,
     resolve_settings,
 )
-from stop_on_artifact.state import TURN_KEY, new_record, recorded_settings, starts_turn
+from stop_on_artifact.state import TURN_KEY, logger, new_record, recorded_settings, starts_turn
 from stop_on_artifact.stream import DecisionHook, emit
 from stop_on_artifact.texts import StopTexts
 
@@ -101,10 +102,11 @@ class StopRouter:
     """The model's tools, the tools-step decision, the router after tools and ``finalize``.
 
     Configured like :class:`~stop_on_artifact.middleware.StopOnArtifactMiddleware`: the
-    constructor's settings hold unless the run's context set a same-named field (see
-    :meth:`StopSettings.for_run`), or, when given, ``settings_from_context`` decides. That is
-    resolved once per turn, by the run that starts it (:meth:`turn_update`), and recorded;
-    the rest of the turn, resumes included, runs under the record (:meth:`turn_settings`).
+    constructor's settings hold for every run unless ``from_context=True`` (a run's context
+    replaces the fields it set, :meth:`StopSettings.for_run`) or ``settings_from_context``
+    decides. That is resolved once per turn, by the run that starts it (:meth:`turn_update`),
+    and recorded; the rest of the turn, resumes included, runs under the record
+    (:meth:`turn_settings`).
 
     Example:
         ```python
@@ -159,13 +161,17 @@ class StopRouter:
         retry_backoff: Multiplier of that delay per retry, 1 to 10; default 2.
         texts: The texts a hard stop writes (:class:`~stop_on_artifact.StopTexts`).
         settings: All of these at once, instead of the flat arguments.
-        settings_from_context: Your own rule from the run's context to its settings; it
-            replaces the same-named-field rule entirely.
+        from_context: Let the run that starts a turn replace a setting with a value its
+            context set (:meth:`StopSettings.for_run`); default False: these settings hold
+            for every run, and a context naming a setting is logged once as ignored.
+        settings_from_context: Your own rule from the run's context to its settings,
+            instead of ``from_context``.
         on_decision: Called with every decision, after it is streamed.
 
     Raises:
         TypeError: If ``settings`` is given with a flat argument, or is not a
-            :class:`StopSettings`.
+            :class:`StopSettings`; or if ``from_context`` and ``settings_from_context``
+            are both given.
         ValueError: If a flat argument is outside its allowed values (named, never quoted).
     """
 
@@ -181,10 +187,14 @@ class StopRouter:
         retry_backoff: float | None = None,
         texts: StopTexts | None = None,
         settings: StopSettings | None = None,
+        from_context: bool = False,
         settings_from_context: SettingsFromContext | None = None,
         on_decision: DecisionHook | None = None,
     ) -> None:
         """Validate and keep the settings."""
+        if from_context and settings_from_context is not None:
+            msg = "pass from_context=True or settings_from_context=, not both"
+            raise TypeError(msg)
         flat = {
             "stop_mode": stop_mode,
             "parallel_policy": parallel_policy,
@@ -197,11 +207,35 @@ class StopRouter:
         }
         self.settings = _settings_from_arguments(type(self).__name__, settings, flat)
         self.settings_from_context = settings_from_context
+        self.from_context = bool(from_context)
         self.on_decision = on_decision
+        self._told_ignored = False
+
+    @property
+    def per_run(self) -> bool:
+        """Whether a run's context may change the settings a turn records."""
+        return self.from_context or self.settings_from_context is not None
 
     def settings_for(self, context: object) -> StopSettings:
         """Return the settings a turn started by a run with ``context`` would record."""
-        return resolve_settings(self.settings, context, self.settings_from_context)
+        if not self.per_run:
+            return self.settings
+        return resolve_settings(
+            self.settings, context, self.settings_from_context, self.from_context
+        )
+
+    def _tell_ignored(self, context: object) -> None:
+        if self._told_ignored or self.per_run:
+            return
+        named = names_a_setting(context)
+        if named:
+            self._told_ignored = True
+            logger.warning(
+                "The run's context sets %s, which %s ignores: its constructor's settings hold "
+                "for every run; pass from_context=True to let a run's context set them",
+                ", ".join(named),
+                type(self).__name__,
+            )
 
     def turn_settings(self, state: Mapping[str, Any]) -> StopSettings:
         """Return the settings the current turn runs under: the ones it recorded at its start.
@@ -219,9 +253,10 @@ class StopRouter:
             StateSchemaError: If the state holds no record of the turn (see
                 :class:`~stop_on_artifact.StopState`).
         """
+        if not self.per_run:
+            return recorded_settings(state, type(self).__name__)
         context, run = _run_context()
-        current = self.settings_for(context) if context is not None else None
-        return recorded_settings(state, type(self).__name__, current, run)
+        return recorded_settings(state, type(self).__name__, self.settings_for(context), run)
 
     def in_place_retries_left(self, state: Mapping[str, Any]) -> int:
         """Return how many in-place retries a call of the next tool step may run.
@@ -287,6 +322,7 @@ class StopRouter:
             return {}
         if context is None:
             context, _ = _run_context()
+        self._tell_ignored(context)
         return {"stop_decision": None, TURN_KEY: new_record(messages, self.settings_for(context))}
 
     @staticmethod

@@ -224,23 +224,26 @@ def resolve_settings(
     settings: StopSettings,
     context: object,
     settings_from_context: SettingsFromContext | None = None,
+    from_context: bool = False,
 ) -> StopSettings:
-    """Return a run's settings: ``settings_from_context``'s, else :meth:`StopSettings.for_run`.
+    """Return the settings a run starting a turn with ``context`` records.
 
     Args:
         settings: The constructor's settings.
         context: The run's context.
-        settings_from_context: The user's function, if any.
+        settings_from_context: The user's function, if any: it decides.
+        from_context: Else, whether the fields the run set replace the constructor's
+            (:meth:`StopSettings.for_run`).
 
     Returns:
-        The run's settings.
+        The run's settings; the constructor's when neither is given.
 
     Raises:
         TypeError: If ``settings_from_context`` returns something other than a
             :class:`StopSettings` or None.
     """
     if settings_from_context is None:
-        return settings.for_run(context)
+        return settings.for_run(context) if from_context else settings
     chosen = settings_from_context(context)
     if chosen is None:
         return settings
@@ -248,3 +251,14 @@ def resolve_settings(
         msg = f"settings_from_context must return StopSettings or None, not {type(chosen).__name__}"
         raise TypeError(msg)
     return chosen
+
+
+def names_a_setting(context: object) -> list[str]:
+    """Return the settings a run's context sets (a mapping's keys, a model's fields set)."""
+    if isinstance(context, BaseModel):
+        given: set[str] = set(context.model_fields_set)
+    elif isinstance(context, Mapping):
+        given = {str(key) for key in context}
+    else:
+        return []
+    return sorted(given & set(StopSettings.model_fields))
