@@ -11,6 +11,10 @@ PROD := .prod
 PROD_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3.12)
 PROD_PORT ?= 2026
 PROD_STATE ?=
+# pytest-xdist workers for `make test`: each module stays on one worker (--dist loadscope), so
+# a module's servers start once; each worker starts its own session servers when it needs them.
+# The suite mostly waits on servers, so more workers than the 2 cores pay.
+TEST_WORKERS ?= 4
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 export UV_PYTHON_DOWNLOADS := never
@@ -57,7 +61,7 @@ prod-lock: $(UV) ## Re-pin aegra/requirements.txt from aegra/requirements.in.
 		-o aegra/requirements.txt
 
 test: install prod-env ## The whole suite: unit, dev server, Aegra; the pins; the library on newest and 0.6.6.
-	$(RUN) pytest
+	$(RUN) pytest -n $(TEST_WORKERS) --dist loadscope
 	$(RUN) python -m tests.compat.run --only pins legacy-0.6.6 lib-newest lib-legacy-0.6.6
 
 unit: install ## The in-process tests only, for the edit loop: about 2 minutes on 2 cores.

@@ -21,7 +21,10 @@ builds both graphs, where both can run) inside the environment. A table of versi
 results and the reasons a graph cannot run closes the output; the exit status is non-zero
 if any test failed.
 
-Usage: ``python -m tests.compat.run [--only NAME ...] [--keep]``.
+The environments are made and tested side by side (``--jobs``, all at once by default): each
+is a package install and a short pytest run in its own folder, mostly waiting on I/O.
+
+Usage: ``python -m tests.compat.run [--only NAME ...] [--keep] [--jobs N]``.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import tempfile
 import time
 import tomllib
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -275,14 +279,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", choices=[e.name for e in ENVIRONMENTS])
     parser.add_argument("--keep", action="store_true", help="keep the environments")
+    parser.add_argument(
+        "--jobs", type=int, default=0, help="environments at once (default: all of them)"
+    )
     args = parser.parse_args(argv)
     uv = find_uv()
     chosen = [e for e in ENVIRONMENTS if not args.only or e.name in args.only]
     started = time.monotonic()
-    results = []
     for env in chosen:
         print(f"[{env.name}] installing {' '.join(env.pins) or 'newest releases'} ...", flush=True)
-        results.append(characterize(env, uv, args.keep))
+    with ThreadPoolExecutor(max_workers=args.jobs or len(chosen)) as pool:
+        results = list(pool.map(lambda env: characterize(env, uv, args.keep), chosen))
     print(report(results, time.monotonic() - started))
     return 0 if all(r.ok for r in results) else 1
 

@@ -38,7 +38,7 @@ CLIENT = ".venv/bin/python -m client"
 # Printed commands that are not run here, each with why, and what is checked instead.
 NOT_RUN: dict[str, str] = {
     "make dev": "starts a server that runs until stopped; the suite starts the same one",
-    "make test": "the whole suite, this test included (11-13 minutes)",
+    "make test": "the whole suite, this test included (about 8 minutes)",
     "GROQ_API_KEY=... make e2e": "needs a real GROQ_API_KEY and calls Groq",
     "make compat": "builds five throwaway environments (minutes)",
     "make prod": "starts PostgreSQL, Redis and Aegra until stopped; tests/prod_tests run it",
