@@ -196,7 +196,7 @@ class StopOnArtifactMiddleware(
         if not isinstance(messages[-1], ToolMessage):
             return None
         settings = self.router.turn_settings(state)
-        update: dict[str, Any] = self.router.after_tools(state, [])
+        update: dict[str, Any] = self.router.decide_step(state, [], settings)  # read once
         if is_hard_stop(update["stop_decision"], settings):
             answer = AIMessage(
                 content=final_text(update["stop_decision"], messages, settings.texts)

@@ -393,8 +393,14 @@ class StopRouter:
                 "router.after_tools(state, new_messages)"
             )
             raise TypeError(msg)
+        return self.decide_step(state, new, self.turn_settings(state))
+
+    def decide_step(
+        self, state: Mapping[str, Any], new: Sequence[BaseMessage], settings: StopSettings
+    ) -> dict[str, StopDecision]:
+        """:meth:`after_tools` under ``settings`` already read from the turn's record."""
         messages = [*(state.get("messages") or []), *new]
-        decision = decide(messages, self.turn_settings(state))
+        decision = decide(messages, settings)
         emit(decision, messages, self.on_decision)
         return {"stop_decision": decision}
 

@@ -176,12 +176,8 @@ class StopSettings(BaseModel):
             TypeError: If the context is neither a pydantic model nor a mapping and has an
                 attribute named like a setting (the field is named, its value never).
         """
-        given: dict[str, Any] = {}
-        if isinstance(context, BaseModel):
-            given = {name: getattr(context, name) for name in context.model_fields_set}
-        elif isinstance(context, Mapping):
-            given = dict(context)
-        elif context is not None:
+        given = _given(context)
+        if not given and context is not None and not isinstance(context, BaseModel | Mapping):
             _refuse_unrecorded(context)
         overrides = {
             name: value
@@ -253,12 +249,15 @@ def resolve_settings(
     return chosen
 
 
+def _given(context: object) -> dict[str, Any]:
+    """Return what a run's context set: a model's fields set, a mapping's keys."""
+    if isinstance(context, BaseModel):
+        return {name: getattr(context, name) for name in context.model_fields_set}
+    if isinstance(context, Mapping):
+        return dict(context)
+    return {}
+
+
 def names_a_setting(context: object) -> list[str]:
     """Return the settings a run's context sets (a mapping's keys, a model's fields set)."""
-    if isinstance(context, BaseModel):
-        given: set[str] = set(context.model_fields_set)
-    elif isinstance(context, Mapping):
-        given = {str(key) for key in context}
-    else:
-        return []
-    return sorted(given & set(StopSettings.model_fields))
+    return sorted(set(map(str, _given(context))) & set(StopSettings.model_fields))
