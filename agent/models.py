@@ -20,7 +20,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.messages.utils import count_tokens_approximately
-from stop_on_artifact.artifact import NOT_DONE_FIELD
+from stop_on_artifact._artifact import NOT_DONE_FIELD
 from stop_on_artifact.messages import (
     latest_tool_step,
     message_text,

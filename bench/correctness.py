@@ -42,8 +42,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from stop_on_artifact import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
-from stop_on_artifact.artifact import NOT_DONE_FIELD
-from stop_on_artifact.in_place import in_place_retries
+from stop_on_artifact._artifact import NOT_DONE_FIELD
+from stop_on_artifact._retry import in_place_retries
 
 from agent.context import Context
 from agent.policy import SPEND_CAP_MESSAGE

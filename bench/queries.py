@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from stop_on_artifact.settings import PARALLEL_POLICIES, ParallelPolicy
+from stop_on_artifact._settings import PARALLEL_POLICIES, ParallelPolicy
 
 from agent.context import OFFLINE_MODEL, Context
 from agent.models import parse_buy

@@ -25,7 +25,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.constants import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Send, StateSnapshot
-from stop_on_artifact.policies import is_approval_request
+from stop_on_artifact._policies import is_approval_request
 
 from agent.approval import context_for_answer
 from agent.frameworks.langgraph import rebuild

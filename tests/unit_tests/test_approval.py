@@ -16,7 +16,7 @@ from langchain.agents.middleware.human_in_the_loop import HITLRequest, HITLRespo
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 from pydantic import TypeAdapter
-from stop_on_artifact.policies import (
+from stop_on_artifact._policies import (
     ResumeError,
     decisions_problem,
     read_decisions,
@@ -249,7 +249,7 @@ async def test_an_answer_is_honoured_without_the_paused_runs_context(
 def test_only_an_approved_call_that_timed_out_carries_its_approval_to_the_retry() -> None:
     from langchain_core.messages import AIMessage, HumanMessage
     from stop_on_artifact import completed, transient
-    from stop_on_artifact.policies import screen
+    from stop_on_artifact._policies import screen
 
     from agent.context import Context
     from agent.policy import spend_cap

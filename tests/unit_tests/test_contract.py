@@ -86,7 +86,7 @@ def test_invalid_artifacts_continue_and_warn_without_content(
     with pytest.raises(InvalidArtifactError):
         parse_artifact(artifact)
     secret = "SECRET-CONTENT-4242"
-    with caplog.at_level(logging.WARNING, logger="stop_on_artifact.decision"):
+    with caplog.at_level(logging.WARNING, logger="stop_on_artifact._decision"):
         decision = decide(step((secret, artifact)), ctx())
     assert decision == {
         "action": "continue",

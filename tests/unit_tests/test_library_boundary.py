@@ -80,13 +80,13 @@ def test_the_app_imports_only_public_library_names() -> None:
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("from stop_on_artifact.parts import scan_turn", "documented internal"),
-        ("from stop_on_artifact.markdown import excerpt", "documented internal"),
+        ("from stop_on_artifact._parts import scan_turn", "documented internal"),
+        ("from stop_on_artifact._markdown import excerpt", "documented internal"),
         ("from stop_on_artifact.messages import _nothing", "private"),
-        ("from stop_on_artifact.decision import logger", "__all__"),
+        ("from stop_on_artifact._decision import logger", "__all__"),
         ("from stop_on_artifact import parts", "stop_on_artifact.__all__"),
         ("import stop_on_artifact as s\ns.scan_turn", "stop_on_artifact.__all__"),
-        ("import stop_on_artifact.rules", "documented internal"),
+        ("import stop_on_artifact._rules", "documented internal"),
     ],
 )
 def test_a_crossing_is_caught(tmp_path: Path, source: str, expected: str) -> None:

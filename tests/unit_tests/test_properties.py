@@ -36,7 +36,7 @@ from stop_on_artifact import (
     is_hard_stop,
     parse_artifact,
 )
-from stop_on_artifact.artifact import MAX_EXTRA_FIELD_CHARS
+from stop_on_artifact._artifact import MAX_EXTRA_FIELD_CHARS
 from stop_on_artifact.messages import invocation_index, message_text
 
 from agent.context import Context
@@ -73,7 +73,7 @@ GRAPH_SETTINGS = settings(
 @pytest.fixture(autouse=True, scope="module")
 def _quiet_contract_warnings() -> Iterator[None]:
     """Fuzzed artifacts are mostly invalid; one warning each would only slow the run."""
-    contract_logger = logging.getLogger("stop_on_artifact.decision")
+    contract_logger = logging.getLogger("stop_on_artifact._decision")
     level = contract_logger.level
     contract_logger.setLevel(logging.ERROR)
     yield

@@ -17,6 +17,6 @@ def kind(request: pytest.FixtureRequest) -> str:
     name: str = request.param
     if name == "middleware" and not has_middleware():
         with pytest.raises(ImportError, match=r"stop-on-artifact\[langchain\]"):
-            import stop_on_artifact.middleware  # noqa: F401
+            import stop_on_artifact._middleware  # noqa: F401
         pytest.skip("langchain 1.x is not installed here: the middleware's ImportError was checked")
     return name

@@ -20,7 +20,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.runtime import Runtime
 from stop_on_artifact import StopRouter, StopState, completed, transient
 from stop_on_artifact.messages import message_text
-from stop_on_artifact.policies import Block, PolicyGate, ToolPolicy, tool_policy
+from stop_on_artifact._policies import Block, PolicyGate, ToolPolicy, tool_policy
 from stop_on_artifact.testing import ScriptedChatModel, tool_call
 
 REFUSAL = "Above the $500 limit: **not bought**."
@@ -161,7 +161,7 @@ def with_middleware(
     """``create_agent`` with ``PolicyMiddleware`` before ``StopOnArtifactMiddleware``."""
     from langchain.agents import create_agent
     from stop_on_artifact import StopOnArtifactMiddleware
-    from stop_on_artifact.policy_middleware import PolicyMiddleware
+    from stop_on_artifact._policy_middleware import PolicyMiddleware
 
     policy = PolicyMiddleware(
         policies=policies, name="spend_cap", on_ask=asked.append if asked is not None else None

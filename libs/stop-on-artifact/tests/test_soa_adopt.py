@@ -9,7 +9,7 @@ import pytest
 from langchain_core.tools import BaseTool, ToolException, tool
 from soa_graphs import build, user
 from stop_on_artifact import adopt, completed
-from stop_on_artifact.adopt import FATAL_CONTENT, TRANSIENT_CONTENT
+from stop_on_artifact._adopt import FATAL_CONTENT, TRANSIENT_CONTENT
 from stop_on_artifact.testing import (
     ScriptedChatModel,
     assert_answer_is_settled_content,

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from langchain_core.messages import ToolMessage
 from stop_on_artifact import completed, fatal, transient
-from stop_on_artifact.in_place import (
+from stop_on_artifact._retry import (
     IN_PLACE_FIELD,
     MAX_DELAY,
     aretry_in_place,
@@ -115,7 +115,7 @@ async def test_the_async_twin_retries_the_same_way() -> None:
 
 
 def test_a_tool_can_tell_which_attempt_runs() -> None:
-    from stop_on_artifact.in_place import current_attempt
+    from stop_on_artifact._retry import current_attempt
 
     seen: list[int] = []
     tool = Tool("transient", "transient", "completed")
@@ -129,7 +129,7 @@ def test_a_tool_can_tell_which_attempt_runs() -> None:
 
 
 async def test_the_async_twin_tells_the_attempt_too() -> None:
-    from stop_on_artifact.in_place import current_attempt
+    from stop_on_artifact._retry import current_attempt
 
     seen: list[int] = []
     tool = Tool("transient", "completed")

@@ -70,12 +70,12 @@ def imports(path: Path) -> list[str]:
 
 def test_the_core_imports_only_itself_and_its_two_libraries() -> None:
     modules = sorted(PACKAGE.glob("*.py"))
-    assert {p.stem for p in modules} >= {"artifact", "decision", "router", "middleware", "testing"}
+    assert {p.stem for p in modules} >= {"_artifact", "_decision", "_router", "_middleware", "testing"}
     for path in modules:
         for name in imports(path):
             root = name.split(".")[0]
             if root == "langchain":  # only the create_agent middleware needs langchain 1.x
-                assert path.stem in {"middleware", "policy_middleware"}, (
+                assert path.stem in {"_middleware", "_policy_middleware"}, (
                     f"{path.name} imports {name}"
                 )
             else:

@@ -79,7 +79,7 @@ def agent(tools: Tools, *, model_calls: int = 5) -> Any:
         ToolRetryMiddleware,
     )
     from stop_on_artifact import StopOnArtifactMiddleware
-    from stop_on_artifact.policy_middleware import PolicyMiddleware
+    from stop_on_artifact._policy_middleware import PolicyMiddleware
 
     middleware: list[Any] = [
         HumanInTheLoopMiddleware(interrupt_on={"email": True}),
@@ -154,7 +154,7 @@ def test_the_docstring_example_runs() -> None:
     import re
     import textwrap
 
-    from stop_on_artifact.policy_middleware import PolicyMiddleware
+    from stop_on_artifact._policy_middleware import PolicyMiddleware
 
     doc = inspect.getdoc(PolicyMiddleware) or ""
     (example,) = re.findall(r"```python\n(.*?)```", doc.split("Example:", 1)[1], flags=re.S)
@@ -164,7 +164,7 @@ def test_the_docstring_example_runs() -> None:
 
 
 def test_the_middleware_names_its_state_keys_after_its_name() -> None:
-    from stop_on_artifact.policy_middleware import PolicyMiddleware, PolicyState
+    from stop_on_artifact._policy_middleware import PolicyMiddleware, PolicyState
 
     assert PolicyMiddleware(policies=[spend_cap]).state_schema is PolicyState
     named = PolicyMiddleware(policies=[spend_cap], name="spend_cap")

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 import stop_on_artifact
-import stop_on_artifact.in_place
+import stop_on_artifact._retry
 import stop_on_artifact.messages
-import stop_on_artifact.policies
+import stop_on_artifact._policies
 import stop_on_artifact.testing
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from soa_graphs import has_middleware
@@ -196,16 +196,16 @@ def loaded(module: Any, name: str) -> Any:
 def test_every_function_the_readme_names_is_public() -> None:
     text = README.read_text("utf-8")
     public = set(stop_on_artifact.__all__) | set(stop_on_artifact.testing.__all__)
-    public |= set(stop_on_artifact.messages.__all__) | set(stop_on_artifact.in_place.__all__)
-    public |= set(stop_on_artifact.policies.__all__)
+    public |= set(stop_on_artifact.messages.__all__) | set(stop_on_artifact._retry.__all__)
+    public |= set(stop_on_artifact._policies.__all__)
     modules: tuple[Any, ...] = (stop_on_artifact, stop_on_artifact.testing)
-    modules = (*modules, stop_on_artifact.policies)
+    modules = (*modules, stop_on_artifact._policies)
     if has_middleware():
-        policy_middleware = importlib.import_module("stop_on_artifact.policy_middleware")
+        policy_middleware = importlib.import_module("stop_on_artifact._policy_middleware")
         public |= set(policy_middleware.__all__)
         modules = (*modules, policy_middleware)
     else:  # its __all__ as written: importing it needs langchain 1.x
-        source = Path(stop_on_artifact.policies.__file__).with_name("policy_middleware.py")
+        source = Path(stop_on_artifact._policies.__file__).with_name("policy_middleware.py")
         listed = source.read_text("utf-8").split("__all__ = [", 1)[1].split("]", 1)[0]
         public |= set(re.findall(r'"(\w+)"', listed))
     classes = [c for m in modules for n in m.__all__ if isinstance(c := loaded(m, n), type)]

@@ -79,7 +79,7 @@ SETTLED = frozenset({"completed", "fatal", "policy_block", "error_fatal"})
 @pytest.fixture(autouse=True, scope="module")
 def _quiet_warnings() -> Iterator[None]:
     """Generated invalid artifacts would log one warning each."""
-    core = logging.getLogger("stop_on_artifact.decision")
+    core = logging.getLogger("stop_on_artifact._decision")
     level = core.level
     core.setLevel(logging.ERROR)
     yield

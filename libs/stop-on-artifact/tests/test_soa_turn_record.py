@@ -29,7 +29,7 @@ from langgraph.types import Command
 from soa_graphs import has_middleware
 from soa_policy_graphs import Till, shopper
 from stop_on_artifact import StateSchemaError, StopRouter, StopState
-from stop_on_artifact.policies import ApprovalUsedError, Block, PolicyGate, tool_policy
+from stop_on_artifact._policies import ApprovalUsedError, Block, PolicyGate, tool_policy
 from stop_on_artifact.testing import ScriptedChatModel, pending_approval
 from typing_extensions import TypedDict
 
@@ -114,7 +114,7 @@ def _context() -> Any:
 def with_middleware(till: Till) -> Any:
     from langchain.agents import create_agent
     from stop_on_artifact import StopOnArtifactMiddleware
-    from stop_on_artifact.policy_middleware import PolicyMiddleware
+    from stop_on_artifact._policy_middleware import PolicyMiddleware
 
     middleware: list[Any] = [
         PolicyMiddleware(policies=POLICIES),

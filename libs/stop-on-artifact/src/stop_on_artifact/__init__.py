@@ -13,18 +13,18 @@ hand-built graph; the middleware declares its own), and every later step reads t
 The public API is this package's ``__all__`` (import those names from here) and the
 ``__all__`` of its public modules: :mod:`stop_on_artifact.messages` (read a turn the way the
 decision does, with a stability promise), :mod:`stop_on_artifact.testing` (a scripted chat
-model, forced outcomes and assertions for your pytest), :mod:`stop_on_artifact.artifact`,
-:mod:`stop_on_artifact.decision`, :mod:`stop_on_artifact.middleware`,
-:mod:`stop_on_artifact.router`, :mod:`stop_on_artifact.settings`,
-:mod:`stop_on_artifact.texts`, :mod:`stop_on_artifact.in_place` (retry a transient call in
-place), :mod:`stop_on_artifact.stream` (the custom stream event),
-:mod:`stop_on_artifact.policies` (refuse a tool call, or ask a person, before any stop is
-read; ``PolicyGate`` for a hand-built graph), :mod:`stop_on_artifact.policy_middleware`
-(``PolicyMiddleware`` for ``create_agent``) and :mod:`stop_on_artifact.approval` (the
+model, forced outcomes and assertions for your pytest), :mod:`stop_on_artifact._artifact`,
+:mod:`stop_on_artifact._decision`, :mod:`stop_on_artifact._middleware`,
+:mod:`stop_on_artifact._router`, :mod:`stop_on_artifact._settings`,
+:mod:`stop_on_artifact._texts`, :mod:`stop_on_artifact._retry` (retry a transient call in
+place), :mod:`stop_on_artifact._stream` (the custom stream event),
+:mod:`stop_on_artifact._policies` (refuse a tool call, or ask a person, before any stop is
+read; ``PolicyGate`` for a hand-built graph), :mod:`stop_on_artifact._policy_middleware`
+(``PolicyMiddleware`` for ``create_agent``) and :mod:`stop_on_artifact._approval` (the
 human-in-the-loop request and its checks).
 Any other name is internal, and so is a module whose docstring starts with "Internal:"
-(:mod:`~stop_on_artifact.parts`, :mod:`~stop_on_artifact.rules`,
-:mod:`~stop_on_artifact.answer`, :mod:`~stop_on_artifact.markdown`): it may change in any
+(:mod:`~stop_on_artifact._parts`, :mod:`~stop_on_artifact._rules`,
+:mod:`~stop_on_artifact._answer`, :mod:`~stop_on_artifact._markdown`): it may change in any
 release.
 """
 
@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from stop_on_artifact.adopt import adopt
-from stop_on_artifact.artifact import (
+from stop_on_artifact._adopt import adopt
+from stop_on_artifact._artifact import (
     REASONS,
     InvalidArtifactError,
     Reason,
@@ -43,7 +43,7 @@ from stop_on_artifact.artifact import (
     policy_block,
     transient,
 )
-from stop_on_artifact.decision import (
+from stop_on_artifact._decision import (
     ANSWER_SEPARATOR,
     MODEL_CALL_LIMIT_MESSAGE,
     RETRY_BUDGET_MESSAGE,
@@ -55,14 +55,14 @@ from stop_on_artifact.decision import (
     is_hard_stop,
     not_done_text,
 )
-from stop_on_artifact.router import StopRouter
-from stop_on_artifact.settings import ParallelPolicy, SettingsFromContext, StopMode, StopSettings
-from stop_on_artifact.state import StateSchemaError, StopState, TurnRecord
-from stop_on_artifact.texts import StopTexts
+from stop_on_artifact._router import StopRouter
+from stop_on_artifact._settings import ParallelPolicy, SettingsFromContext, StopMode, StopSettings
+from stop_on_artifact._record import StateSchemaError, StopState, TurnRecord
+from stop_on_artifact._texts import StopTexts
 
 if TYPE_CHECKING:
-    from stop_on_artifact.middleware import StopOnArtifactMiddleware, StopOnArtifactState
-    from stop_on_artifact.policy_middleware import PolicyMiddleware
+    from stop_on_artifact._middleware import StopOnArtifactMiddleware, StopOnArtifactState
+    from stop_on_artifact._policy_middleware import PolicyMiddleware
 
 __version__ = "0.2.0"
 
@@ -106,11 +106,11 @@ if not TYPE_CHECKING:  # a module __getattr__ would make a type checker accept a
     def __getattr__(name: str) -> Any:
         """Import the middleware classes on first use: they need the ``[langchain]`` extra."""
         if name in {"StopOnArtifactMiddleware", "StopOnArtifactState"}:
-            from stop_on_artifact import middleware
+            from stop_on_artifact import _middleware as middleware
 
             return getattr(middleware, name)
         if name == "PolicyMiddleware":
-            from stop_on_artifact.policy_middleware import PolicyMiddleware
+            from stop_on_artifact._policy_middleware import PolicyMiddleware
 
             return PolicyMiddleware
         msg = f"module {__name__!r} has no attribute {name!r}"

@@ -169,7 +169,7 @@ def transient_count(messages: Sequence[BaseMessage]) -> int:
     Returns:
         The count.
     """
-    from stop_on_artifact.parts import scan_turn  # parts reads messages with this module
+    from stop_on_artifact._parts import scan_turn  # parts reads messages with this module
 
     return scan_turn(messages).transients
 
@@ -188,6 +188,6 @@ def turn_results(messages: Sequence[BaseMessage]) -> list[ToolMessage | None]:
     Returns:
         One entry per part, possibly empty.
     """
-    from stop_on_artifact.parts import scan_turn  # parts reads messages with this module
+    from stop_on_artifact._parts import scan_turn  # parts reads messages with this module
 
     return [part.message for part in scan_turn(messages).parts]

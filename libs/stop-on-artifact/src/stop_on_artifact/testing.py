@@ -1,7 +1,7 @@
 """The forced-outcome harness: prove your own agent's stop contract in pytest.
 
 Three parts, each usable on its own with any agent that uses the core (``create_agent``
-with :class:`~stop_on_artifact.middleware.StopOnArtifactMiddleware`, or a hand-built graph
+with :class:`~stop_on_artifact._middleware.StopOnArtifactMiddleware`, or a hand-built graph
 with :class:`~stop_on_artifact.StopRouter`):
 
 - :class:`ScriptedChatModel`: a fake chat model whose reply is a function of the history
@@ -56,9 +56,9 @@ from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from stop_on_artifact import artifact as builders
-from stop_on_artifact.approval import is_approval_request
-from stop_on_artifact.decision import StopDecision, final_text
+from stop_on_artifact import _artifact as builders
+from stop_on_artifact._approval import is_approval_request
+from stop_on_artifact._decision import StopDecision, final_text
 from stop_on_artifact.messages import (
     invocation_index,
     latest_tool_step,

@@ -1,8 +1,8 @@
 """The one function that decides, after a tool step, whether the run stops.
 
-:func:`decide` reads the turn once (:mod:`stop_on_artifact.parts`), applies the rules
-(:mod:`stop_on_artifact.rules`) and returns a :class:`StopDecision`, built whole;
-:func:`~stop_on_artifact.final_text` (:mod:`stop_on_artifact.answer`) composes a hard
+:func:`decide` reads the turn once (:mod:`stop_on_artifact._parts`), applies the rules
+(:mod:`stop_on_artifact._rules`) and returns a :class:`StopDecision`, built whole;
+:func:`~stop_on_artifact.final_text` (:mod:`stop_on_artifact._answer`) composes a hard
 stop's answer. The router, the middleware and any other agent import them from
 :mod:`stop_on_artifact` and never re-implement a rule. Nothing here needs more than
 ``langchain-core``: it runs on langchain-core 0.3 and 1.x alike.
@@ -17,12 +17,12 @@ from typing import Literal, NotRequired, cast, get_args
 from langchain_core.messages import BaseMessage
 from typing_extensions import TypedDict
 
-from stop_on_artifact.answer import ANSWER_SEPARATOR, final_text, not_done_text
-from stop_on_artifact.artifact import Reason
-from stop_on_artifact.parts import scan_turn
-from stop_on_artifact.rules import ALWAYS_HARD, ends_without_model, rule_for
-from stop_on_artifact.settings import SettingsLike
-from stop_on_artifact.texts import MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
+from stop_on_artifact._answer import ANSWER_SEPARATOR, final_text, not_done_text
+from stop_on_artifact._artifact import Reason
+from stop_on_artifact._parts import scan_turn
+from stop_on_artifact._rules import ALWAYS_HARD, ends_without_model, rule_for
+from stop_on_artifact._settings import SettingsLike
+from stop_on_artifact._texts import MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
 
 __all__ = [
     "ALWAYS_HARD",
@@ -118,14 +118,14 @@ def decide(messages: Sequence[BaseMessage], context: SettingsLike) -> StopDecisi
     5. A hard stop (see :func:`is_hard_stop`) answers every part of the turn, in the
        order the model first asked for them: a settled part by its content (its id in
        ``answer_from``), an unsettled one by a line that says it was not done (its id
-       in ``unsettled``, see :func:`~stop_on_artifact.answer.not_done_text`). A call of a
+       in ``unsettled``, see :func:`~stop_on_artifact._answer.not_done_text`). A call of a
        later model call retries an unsettled part of the same tool and takes its place,
        even with other arguments: equal arguments pair first, then the tool's other
        calls pair with its other unsettled parts in order; a call left over is a new part.
 
     Args:
         messages: The thread's messages, ending with the tool step.
-        context: The run's settings: a :class:`~stop_on_artifact.settings.StopSettings`, or
+        context: The run's settings: a :class:`~stop_on_artifact._settings.StopSettings`, or
             any object with the same four attributes (a run context, for example).
 
     Returns:

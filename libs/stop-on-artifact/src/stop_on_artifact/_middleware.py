@@ -45,13 +45,13 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from stop_on_artifact.decision import StopDecision, final_text, is_hard_stop
+from stop_on_artifact._decision import StopDecision, final_text, is_hard_stop
 from stop_on_artifact.messages import require_messages
-from stop_on_artifact.router import StopRouter, _settings_from_arguments
-from stop_on_artifact.settings import ParallelPolicy, SettingsFromContext, StopMode, StopSettings
-from stop_on_artifact.state import TurnRecord, starts_turn
-from stop_on_artifact.stream import DecisionHook, ModelCallHook
-from stop_on_artifact.texts import StopTexts
+from stop_on_artifact._router import StopRouter, _settings_from_arguments
+from stop_on_artifact._settings import ParallelPolicy, SettingsFromContext, StopMode, StopSettings
+from stop_on_artifact._record import TurnRecord, starts_turn
+from stop_on_artifact._stream import DecisionHook, ModelCallHook
+from stop_on_artifact._texts import StopTexts
 
 
 class StopOnArtifactState(AgentState[ResponseT]):
@@ -100,7 +100,7 @@ class StopOnArtifactMiddleware(
         max_retries: Transient outcomes allowed per user message, 0 to 50; default 2.
         max_model_calls: Model calls allowed per user message, 1 to 50; default 6.
         retry_in_place: Retry a transient call in place before the model hears of it
-            (:mod:`stop_on_artifact.in_place`); default False.
+            (:mod:`stop_on_artifact._retry`); default False.
         retry_delay: Seconds before the first in-place retry, 0 to 5; default 0.
         retry_backoff: Multiplier of that delay per retry, 1 to 10; default 2.
         texts: The texts a hard stop writes (:class:`~stop_on_artifact.StopTexts`).

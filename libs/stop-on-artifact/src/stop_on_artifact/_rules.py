@@ -1,6 +1,6 @@
 """Internal: the rule table of the stop decision (may change in any release).
 
-:func:`rule_for` reads a scanned :class:`~stop_on_artifact.parts.Turn` and the run's
+:func:`rule_for` reads a scanned :class:`~stop_on_artifact._parts.Turn` and the run's
 settings and returns the :class:`Ruling`; :func:`stop_on_artifact.decide` documents the
 rules and builds the public :class:`~stop_on_artifact.StopDecision` from it.
 """
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from stop_on_artifact.parts import Turn, Verdict
-from stop_on_artifact.settings import SettingsLike
+from stop_on_artifact._parts import Turn, Verdict
+from stop_on_artifact._settings import SettingsLike
 
 ALWAYS_HARD: frozenset[str] = frozenset({"policy_block", "retry_budget", "model_call_limit"})
 """Rules that end the run with their own text in every ``stop_mode``."""

@@ -30,10 +30,10 @@ from langgraph.config import get_config
 from langgraph.runtime import get_runtime
 from pydantic import ValidationError
 
-from stop_on_artifact.decision import StopDecision, decide, final_text, is_hard_stop
-from stop_on_artifact.in_place import aretry_in_place, retry_in_place
+from stop_on_artifact._decision import StopDecision, decide, final_text, is_hard_stop
+from stop_on_artifact._retry import aretry_in_place, retry_in_place
 from stop_on_artifact.messages import transient_count
-from stop_on_artifact.settings import (
+from stop_on_artifact._settings import (
     ParallelPolicy,
     SettingsFromContext,
     StopMode,
@@ -41,9 +41,9 @@ from stop_on_artifact.settings import (
     names_a_setting,
     resolve_settings,
 )
-from stop_on_artifact.state import TURN_KEY, logger, new_record, recorded_settings, starts_turn
-from stop_on_artifact.stream import DecisionHook, emit
-from stop_on_artifact.texts import StopTexts
+from stop_on_artifact._record import TURN_KEY, logger, new_record, recorded_settings, starts_turn
+from stop_on_artifact._stream import DecisionHook, emit
+from stop_on_artifact._texts import StopTexts
 
 ToolT = TypeVar("ToolT")
 StateT = TypeVar("StateT", bound=Mapping[str, Any])
@@ -101,7 +101,7 @@ def _retries_left(settings: StopSettings, messages: Sequence[BaseMessage]) -> in
 class StopRouter:
     """The model's tools, the tools-step decision, the router after tools and ``finalize``.
 
-    Configured like :class:`~stop_on_artifact.middleware.StopOnArtifactMiddleware`: the
+    Configured like :class:`~stop_on_artifact._middleware.StopOnArtifactMiddleware`: the
     constructor's settings hold for every run unless ``from_context=True`` (a run's context
     replaces the fields it set, :meth:`StopSettings.for_run`) or ``settings_from_context``
     decides. That is resolved once per turn, by the run that starts it (:meth:`turn_update`),
@@ -156,7 +156,7 @@ class StopRouter:
         max_retries: Transient outcomes allowed per user message, 0 to 50; default 2.
         max_model_calls: Model calls allowed per user message, 1 to 50; default 6.
         retry_in_place: Retry a transient call in place before the model hears of it
-            (:mod:`stop_on_artifact.in_place`); default False.
+            (:mod:`stop_on_artifact._retry`); default False.
         retry_delay: Seconds before the first in-place retry, 0 to 5; default 0.
         retry_backoff: Multiplier of that delay per retry, 1 to 10; default 2.
         texts: The texts a hard stop writes (:class:`~stop_on_artifact.StopTexts`).
@@ -277,7 +277,7 @@ class StopRouter:
             state: The graph state before the step.
 
         Returns:
-            The kept result (see :func:`~stop_on_artifact.in_place.retry_in_place`).
+            The kept result (see :func:`~stop_on_artifact._retry.retry_in_place`).
         """
         settings = self.turn_settings(state)
         if not settings.retry_in_place:

@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 
 from langchain_core.messages import BaseMessage, ToolMessage
 
-from stop_on_artifact.artifact import NOT_DONE_FIELD
+from stop_on_artifact._artifact import NOT_DONE_FIELD
 from stop_on_artifact.messages import message_text
-from stop_on_artifact.parts import Verdict, judge, scan_turn
-from stop_on_artifact.texts import StopTexts
+from stop_on_artifact._parts import Verdict, judge, scan_turn
+from stop_on_artifact._texts import StopTexts
 
 ANSWER_SEPARATOR = "\n\n---\n\n"
 """Between the parts of a hard stop's answer: a Markdown horizontal rule."""

@@ -15,7 +15,7 @@ with what was wrong (:func:`with_problem`), and the next resume answers.
 
 The values are plain dicts of langchain's shape, so this module needs only langgraph (and
 runs on langgraph 0.6.6, where langchain's middleware does not exist). The names are
-also exported by :mod:`stop_on_artifact.policies`.
+also exported by :mod:`stop_on_artifact._policies`.
 """
 
 from __future__ import annotations

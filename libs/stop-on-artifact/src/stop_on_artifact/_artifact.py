@@ -82,7 +82,7 @@ def transient(
     done with ``not_done``: a short user-safe Markdown line in the voice of the other
     parts, for example ``"**Not purchased: a mouse ($20.00)**: the payment service
     timed out; nothing was charged. Ask again to retry."``. Without it, the answer
-    uses a generic line naming the tool (see :func:`stop_on_artifact.decision.not_done_text`).
+    uses a generic line naming the tool (see :func:`stop_on_artifact._decision.not_done_text`).
 
     Args:
         not_done: The line a person reads if this call is left undone (at most

@@ -3,8 +3,8 @@
 :func:`scan_turn` reads the messages after the last user message once and returns a
 :class:`Turn`: the parts the question asked for, in the order the model first asked for
 them (a retry taking the place of the call it retries), the latest tool step's verdicts,
-and the counts the bounds read. :mod:`stop_on_artifact.rules` decides from it and
-:mod:`stop_on_artifact.answer` writes a hard stop's answer from it.
+and the counts the bounds read. :mod:`stop_on_artifact._rules` decides from it and
+:mod:`stop_on_artifact._answer` writes a hard stop's answer from it.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from stop_on_artifact.artifact import InvalidArtifactError, parse_artifact
-from stop_on_artifact.in_place import in_place_retries
+from stop_on_artifact._artifact import InvalidArtifactError, parse_artifact
+from stop_on_artifact._retry import in_place_retries
 from stop_on_artifact.messages import tool_calls, turn_start
 
 
@@ -107,7 +107,7 @@ class Turn:
     transients: int
     """Transient outcomes this turn, the in-place attempts included."""
     in_place: int
-    """In-place retries that ran this turn (:mod:`stop_on_artifact.in_place`)."""
+    """In-place retries that ran this turn (:mod:`stop_on_artifact._retry`)."""
     model_calls: int
     """AIMessages this turn."""
     approvals: tuple[Approval, ...]

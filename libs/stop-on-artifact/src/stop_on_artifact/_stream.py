@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from langchain_core.messages import BaseMessage
 from langgraph.config import get_stream_writer
 
-from stop_on_artifact.decision import StopDecision
+from stop_on_artifact._decision import StopDecision
 
 logger = logging.getLogger(__name__)
 

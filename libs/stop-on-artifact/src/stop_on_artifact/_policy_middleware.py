@@ -11,12 +11,12 @@
         ],
     )
 
-The order rule: place it BEFORE :class:`~stop_on_artifact.middleware.StopOnArtifactMiddleware`
+The order rule: place it BEFORE :class:`~stop_on_artifact._middleware.StopOnArtifactMiddleware`
 (and before any middleware that retries or handles tool errors), so its ``wrap_tool_call``
 is outermost: a refused call never reaches a retry or a tool, and the refusal is a part
 of the step the stop decision reads, never mistaken for a successful short-circuit.
 
-``wrap_model_call`` records the verdict (:func:`stop_on_artifact.policies.screen`) with the
+``wrap_model_call`` records the verdict (:func:`stop_on_artifact._policies.screen`) with the
 reply, before any pause; ``after_model`` asks (one ``interrupt()`` for the step, from the
 RECORD, never screening again; ``create_agent`` runs each tool call as its own task, so only
 a hook before tools can pause the step once) and writes the rejected calls' refusals;
@@ -45,7 +45,7 @@ except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
     msg = (
         "PolicyMiddleware needs langchain 1.x (create_agent): install the extra, "
         "pip install 'stop-on-artifact[langchain]'. A hand-built graph uses "
-        "stop_on_artifact.policies.PolicyGate, which needs only langgraph."
+        "stop_on_artifact._policies.PolicyGate, which needs only langgraph."
     )
     raise ImportError(msg) from error
 from langchain_core.messages import AIMessage, ToolMessage
@@ -53,7 +53,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from stop_on_artifact.policies import (
+from stop_on_artifact._policies import (
     AskHook,
     PolicyGate,
     ToolPolicy,
@@ -97,8 +97,8 @@ class PolicyMiddleware(AgentMiddleware[PolicyState[ResponseT], ContextT, Respons
         from langchain.agents import create_agent
 
         from stop_on_artifact import StopOnArtifactMiddleware
-        from stop_on_artifact.policies import Block, tool_policy
-        from stop_on_artifact.policy_middleware import PolicyMiddleware
+        from stop_on_artifact._policies import Block, tool_policy
+        from stop_on_artifact._policy_middleware import PolicyMiddleware
         from stop_on_artifact.testing import ScriptedChatModel, call_then_answer, forced_tool
 
 

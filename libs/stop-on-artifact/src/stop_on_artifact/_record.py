@@ -25,8 +25,8 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.graph import MessagesState
 from typing_extensions import TypedDict
 
-from stop_on_artifact.decision import StopDecision
-from stop_on_artifact.settings import StopSettings
+from stop_on_artifact._decision import StopDecision
+from stop_on_artifact._settings import StopSettings
 
 TURN_KEY = "stop_turn"
 """State key of the current turn's record (:class:`TurnRecord`)."""

@@ -18,8 +18,8 @@ from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stop_on_artifact.in_place import MAX_DELAY
-from stop_on_artifact.texts import StopTexts
+from stop_on_artifact._retry import MAX_DELAY
+from stop_on_artifact._texts import StopTexts
 
 StopMode = Literal["hard", "polish", "never"]
 """``hard``: a stop ends the run with the settled tools' content, no further model call.

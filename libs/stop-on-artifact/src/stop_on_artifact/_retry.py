@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 from langchain_core.messages import ToolMessage
 
-from stop_on_artifact.artifact import InvalidArtifactError, parse_artifact
+from stop_on_artifact._artifact import InvalidArtifactError, parse_artifact
 
 __all__ = [
     "IN_PLACE_FIELD",

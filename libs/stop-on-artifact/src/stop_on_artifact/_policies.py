@@ -19,7 +19,7 @@ The policies decide once per model turn, with the model's reply: :func:`screen` 
 tools step applies the record (:func:`answers`, :func:`refusal_for`,
 :func:`mark_approved`) and never screens again, so a resume answers exactly what was asked,
 whatever context it carries. :class:`PolicyGate` does all of it for a hand-built
-``StateGraph`` (langgraph 0.6.6 too); :class:`~stop_on_artifact.policy_middleware.PolicyMiddleware`
+``StateGraph`` (langgraph 0.6.6 too); :class:`~stop_on_artifact._policy_middleware.PolicyMiddleware`
 for ``create_agent``. Either way, place the policies before the stop decision: the
 refusal is then a part of the step the decision reads.
 """
@@ -34,7 +34,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessag
 from typing_extensions import TypedDict
 
 from stop_on_artifact._claims import ApprovalUsedError, claim_answer
-from stop_on_artifact.approval import (
+from stop_on_artifact._approval import (
     ALLOWED_DECISIONS,
     MAX_REASON_CHARS,
     ActionRequest,
@@ -52,10 +52,10 @@ from stop_on_artifact.approval import (
     resume_shape_problem,
     with_problem,
 )
-from stop_on_artifact.artifact import policy_block
-from stop_on_artifact.markdown import excerpt
+from stop_on_artifact._artifact import policy_block
+from stop_on_artifact._markdown import excerpt
 from stop_on_artifact.messages import turn_start
-from stop_on_artifact.state import StateSchemaError
+from stop_on_artifact._record import StateSchemaError
 
 __all__ = [
     "ALLOWED_DECISIONS",
@@ -172,7 +172,7 @@ class ToolPolicy:
 
     Example:
         ```python
-        from stop_on_artifact.policies import Block, ToolPolicy
+        from stop_on_artifact._policies import Block, ToolPolicy
 
 
         def over_limit(call, context):

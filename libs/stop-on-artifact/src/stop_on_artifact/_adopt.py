@@ -35,7 +35,7 @@ from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackMan
 from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as as_tool
 
-from stop_on_artifact import artifact as builders
+from stop_on_artifact import _artifact as builders
 
 TRANSIENT_CONTENT = "The service did not answer this time. Trying again may work."
 """Default content of a ``transient`` outcome."""
