@@ -20,8 +20,8 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.messages.utils import count_tokens_approximately
-from stop_on_artifact._artifact import NOT_DONE_FIELD
 from stop_on_artifact.messages import (
+    NOT_DONE_FIELD,
     latest_tool_step,
     message_text,
     turn_results,

@@ -10,7 +10,7 @@ from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import Messages, add_messages
-from stop_on_artifact import StopDecision, TurnRecord
+from stop_on_artifact import StopDecision
 from typing_extensions import TypedDict
 
 
@@ -57,7 +57,7 @@ class State(InputState):
     """Decision of the latest tool step this turn; None when no tool ran. Checkpointed."""
     turn_context: NotRequired[dict[str, Any] | None]
     """The context this turn started with; a resume runs under it (:mod:`agent.turn`)."""
-    stop_turn: NotRequired[TurnRecord | None]
+    stop_turn: NotRequired[dict[str, Any] | None]
     """The library's record of the stop settings this turn runs under."""
     spend_cap_verdict: NotRequired[dict[str, Any] | None]
     """The spend-cap verdict on the latest model turn's calls (the library's

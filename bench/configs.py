@@ -32,8 +32,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
-from stop_on_artifact._middleware import StopOnArtifactMiddleware
-from stop_on_artifact._settings import StopMode
+from stop_on_artifact import StopMode, StopOnArtifactMiddleware
 
 from agent.context import Context
 from agent.graphs.legacy import build_legacy

@@ -41,9 +41,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from stop_on_artifact import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
-from stop_on_artifact._artifact import NOT_DONE_FIELD
-from stop_on_artifact._retry import in_place_retries
+from stop_on_artifact.messages import NOT_DONE_FIELD, in_place_retries
+from stop_on_artifact.testing import (
+    ANSWER_SEPARATOR,
+    MODEL_CALL_LIMIT_MESSAGE,
+    RETRY_BUDGET_MESSAGE,
+)
 
 from agent.context import Context
 from agent.policy import SPEND_CAP_MESSAGE

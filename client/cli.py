@@ -862,8 +862,8 @@ def _add_answer_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-NO_FLAG = frozenset({"texts"})
-"""Context fields with no flag: ``texts`` is an object (the server's default, or a JSON context)."""
+NO_FLAG: frozenset[str] = frozenset()
+"""Context fields with no flag (none today: every field is a scalar or a list of outcomes)."""
 
 
 def _add_context_flags(parser: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, NotRequired, Required
 
-from langchain.agents import create_agent
+from langchain.agents import AgentState, create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
     ModelRequest,
@@ -29,7 +29,7 @@ from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Checkpointer, Command
-from stop_on_artifact import StopOnArtifactMiddleware, StopOnArtifactState
+from stop_on_artifact import StopDecision, StopOnArtifactMiddleware
 from stop_on_artifact._policy_middleware import PolicyMiddleware
 
 from agent.context import Context, resolve
@@ -50,11 +50,13 @@ from agent.turn import turn_context_update
 ToolResult = ToolMessage | Command[Any]
 
 
-class StopState(StopOnArtifactState):
-    """The core's ``create_agent`` state, with messages read quietly and the turn's context."""
+class StopState(AgentState[Any]):
+    """``create_agent``'s state, with messages read quietly, the decision and the turn's context."""
 
     messages: Required[Annotated[list[AnyMessage], add_messages_quietly]]
     """The conversation, as in ``AgentState``, through :func:`add_messages_quietly`."""
+    stop_decision: NotRequired[StopDecision | None]
+    """The library's decision of the latest tool step (its middleware declares it too)."""
     turn_context: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
     """The context this turn started with; a resume runs under it (:mod:`agent.turn`)."""
 

@@ -6,7 +6,7 @@ import random
 from collections.abc import Mapping, Sequence
 
 from langchain_core.messages import BaseMessage
-from stop_on_artifact._retry import current_attempt
+from stop_on_artifact import current_attempt
 from stop_on_artifact.messages import invocation_index, tool_calls, turn_start
 
 from agent.context import Context, ForcedOutcome
@@ -31,7 +31,7 @@ def outcome_position(messages: Sequence[BaseMessage], tool_call_id: str, attempt
     Args:
         messages: The thread's messages (up to the call's step, or the whole thread).
         tool_call_id: The call's id.
-        attempt: Its in-place attempt (:func:`stop_on_artifact._retry.current_attempt`).
+        attempt: Its in-place attempt (:func:`stop_on_artifact.current_attempt`).
 
     Returns:
         The 0-based position.

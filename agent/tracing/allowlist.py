@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from langsmith.anonymizer import DEFAULT_SECRET_RULES
-from stop_on_artifact._artifact import NOT_DONE_FIELD
+from stop_on_artifact.messages import NOT_DONE_FIELD
 
 MAX_FIELDS = 16
 """Most fields a sanitized artifact keeps (``stop`` and ``reason`` first)."""

@@ -588,7 +588,7 @@ def test_the_model_call_cap_ends_the_run_within_the_default_recursion_limit(grap
     ``model_call_limit``, and one model call more is the framework's GraphRecursionError.
     """
     require_graph(graph)
-    from stop_on_artifact import MODEL_CALL_LIMIT_MESSAGE
+    from stop_on_artifact.testing import MODEL_CALL_LIMIT_MESSAGE
 
     from agent.context import Context
 

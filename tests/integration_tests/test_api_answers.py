@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from langgraph_sdk.client import LangGraphClient
-from stop_on_artifact import ANSWER_SEPARATOR, RETRY_BUDGET_MESSAGE
+from stop_on_artifact.testing import ANSWER_SEPARATOR, RETRY_BUDGET_MESSAGE
 
 from agent.policy import SPEND_CAP_MESSAGE
 from client.scenarios import GRAPHS

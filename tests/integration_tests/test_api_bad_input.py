@@ -34,10 +34,10 @@ BAD_CONTEXT: dict[str, Any] = {
     "spend_cap": "lots",
     "max_model_calls": 0,
     "on_policy_block": "maybe",
-    "texts": {"retry_budget": ""},
     "retry_in_place": "yes",  # strict: a bool, not a string
-    "retry_delay": 60,  # at most 5 s
-    "retry_backoff": 0.5,  # at least 1
+    "initial_delay": 60,  # at most 5 s
+    "backoff_factor": 0.5,  # at least 1
+    "max_delay": 9,  # at most 5 s
 }
 
 

@@ -21,7 +21,11 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
-from stop_on_artifact import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
+from stop_on_artifact.testing import (
+    ANSWER_SEPARATOR,
+    MODEL_CALL_LIMIT_MESSAGE,
+    RETRY_BUDGET_MESSAGE,
+)
 
 from agent.context import GROQ_DEFAULT_MODEL, Context
 from client.scenarios import GRAPHS, MODEL_NODES

@@ -96,15 +96,15 @@ def test_every_context_field_has_a_flag() -> None:
             "--seed", "7",
             "--on-policy-block", "ask",
             "--retry-in-place",
-            "--retry-delay", "0.5",
-            "--retry-backoff", "3",
+            "--initial-delay", "0.5",
+            "--backoff-factor", "3",
         ]
     )  # fmt: skip
     context = context_from(args)
     assert set(context) == set(Context.model_fields) - NO_FLAG
     assert context["force_outcome"] == ["retryable", "success", "fatal"]
     assert Context.model_validate(context).spend_cap == 12.5
-    assert (context["retry_in_place"], context["retry_delay"]) == (True, 0.5)
+    assert (context["retry_in_place"], context["initial_delay"]) == (True, 0.5)
     one = context_from(parser().parse_args(["ask", "q", "--force-outcome", "fatal"]))
     assert one == {"force_outcome": "fatal"}
     assert context_from(parser().parse_args(["ask", "q"])) == {}  # the server's defaults

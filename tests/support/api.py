@@ -9,7 +9,11 @@ from typing import Any, TypedDict
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
-from stop_on_artifact import ANSWER_SEPARATOR, MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
+from stop_on_artifact.testing import (
+    ANSWER_SEPARATOR,
+    MODEL_CALL_LIMIT_MESSAGE,
+    RETRY_BUDGET_MESSAGE,
+)
 
 from agent.graphs.legacy import build_legacy
 from agent.graphs.middleware import build_middleware

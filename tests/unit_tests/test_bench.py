@@ -562,7 +562,7 @@ async def test_complete_needs_every_part_named_in_the_questions_order(
     graphs: dict[str, Any], graph: str, cls: str, fields: dict[str, Any]
 ) -> None:
     from langchain_core.messages import ToolMessage
-    from stop_on_artifact import ANSWER_SEPARATOR
+    from stop_on_artifact.testing import ANSWER_SEPARATOR
 
     query = _special(cls, **fields)
     name = f"{graph}/hard"

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import stop_on_artifact as stopping
+import stop_on_artifact.testing as soa_testing
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from stop_on_artifact import InvalidArtifactError, decide, is_hard_stop, parse_artifact
 from stop_on_artifact.messages import transient_count
@@ -156,7 +157,7 @@ def test_call_order_not_finish_order() -> None:
     assert stopping.final_text(decision, messages) == "a\n\n---\n\nb"
 
 
-SEP = stopping.ANSWER_SEPARATOR
+SEP = soa_testing.ANSWER_SEPARATOR
 
 
 @pytest.mark.parametrize("policy", ["priority", "any"])
@@ -340,7 +341,7 @@ def test_earlier_steps_of_the_turn_count_and_a_retry_budget_closes_the_answer() 
             "page a",
             "**Not done: part 2 of 2 (`search`)**: it failed for a reason that may pass (a "
             "timeout or a busy service), so it was not completed. Ask again to retry.",
-            stopping.RETRY_BUDGET_MESSAGE,
+            soa_testing.RETRY_BUDGET_MESSAGE,
         ]
     )
 
@@ -381,7 +382,7 @@ def test_retry_budget_reads_state_not_artifact(mode: str) -> None:
     assert decision["answer_from"] == []
     assert decision["unsettled"] == ["c0"]  # h1 retried h0, c0 (other words) retried h1
     answer = stopping.final_text(decision, step(("t", stopping.transient()), history=2))
-    assert answer.split(SEP)[-1] == stopping.RETRY_BUDGET_MESSAGE
+    assert answer.split(SEP)[-1] == soa_testing.RETRY_BUDGET_MESSAGE
     assert [part.split("**")[1] for part in answer.split(SEP)[:-1]] == [
         "Not done: this request (`search`)",
     ]
@@ -414,7 +415,7 @@ def test_model_call_limit_bounds_the_loop() -> None:
     messages = step(("t", stopping.transient()), history=3)  # 4 model calls so far
     decision = decide(messages, ctx(max_retries=50, max_model_calls=4))
     assert (decision["action"], decision["rule"]) == ("stop", "model_call_limit")
-    assert stopping.final_text(decision, messages).endswith(stopping.MODEL_CALL_LIMIT_MESSAGE)
+    assert stopping.final_text(decision, messages).endswith(soa_testing.MODEL_CALL_LIMIT_MESSAGE)
     assert decision["unsettled"] == ["c0"]  # one part: each later search retried it
     assert decide(messages, ctx(max_retries=50, max_model_calls=5))["action"] == "continue"
     # A stop artifact still wins: the cap only replaces a continue.

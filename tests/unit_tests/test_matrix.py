@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from langchain_core.messages import ToolMessage
-from stop_on_artifact import (
+from stop_on_artifact.testing import (
     ANSWER_SEPARATOR,
     MODEL_CALL_LIMIT_MESSAGE,
     RETRY_BUDGET_MESSAGE,

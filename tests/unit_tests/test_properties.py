@@ -19,24 +19,20 @@ import logging
 import math
 import random
 from collections.abc import Callable, Iterator, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import pytest
 import stop_on_artifact as stopping
+import stop_on_artifact.testing as soa_testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, tool
 from langgraph.prebuilt import InjectedState
-from stop_on_artifact import (
-    RULES,
-    InvalidArtifactError,
-    decide,
-    is_hard_stop,
-    parse_artifact,
-)
+from stop_on_artifact import InvalidArtifactError, decide, is_hard_stop, parse_artifact
 from stop_on_artifact._artifact import MAX_EXTRA_FIELD_CHARS
+from stop_on_artifact._decision import RULES
 from stop_on_artifact.messages import invocation_index, message_text
 
 from agent.context import Context
@@ -101,7 +97,9 @@ def json_like(scalars: st.SearchStrategy[Any] = _any_scalars) -> st.SearchStrate
     )
 
 
-_field_names = st.text(min_size=1, max_size=10).filter(lambda k: k not in ("stop", "reason"))
+_field_names = st.text(min_size=1, max_size=10).filter(
+    lambda k: k not in ("stop", "reason", "not_done")  # not_done: a string, tested elsewhere
+)
 _extra_fields = st.dictionaries(_field_names, _small_scalars, max_size=3)
 
 valid_artifacts = st.builds(
@@ -126,7 +124,7 @@ def near_valid_artifacts(draw: st.DrawFn, nested: st.SearchStrategy[Any] | None 
         artifact["stop"] = draw(st.sampled_from(["false", "true", 0, 1, None, "", [], {}, 1.0]))
     elif how == "reason":
         artifact["reason"] = draw(
-            st.text(max_size=12).filter(lambda r: r not in stopping.REASONS)
+            st.text(max_size=12).filter(lambda r: r not in get_args(stopping.Reason))
             | st.sampled_from([None, 1, "Completed", "policy-block", ["completed"]])
         )
     elif how == "drop":
@@ -426,21 +424,21 @@ def test_a_hard_stop_answers_every_part_of_the_turn_in_the_questions_order(
             text = message_text(result)
         else:
             written = (valid_or_none(result.artifact) or {}).get("not_done") if result else None
-            text = written or answer.split(stopping.ANSWER_SEPARATOR)[len(expected)]
+            text = written or answer.split(soa_testing.ANSWER_SEPARATOR)[len(expected)]
             if not written:  # the generic line: the part's place, never its arguments
                 where = f"part {number} of {len(parts)}" if len(parts) > 1 else "this request"
                 assert text.startswith(f"**Not done: {where} (`")
         if text not in expected:
             expected.append(text)
     closing = {
-        "retry_budget": [stopping.RETRY_BUDGET_MESSAGE],
-        "model_call_limit": [stopping.MODEL_CALL_LIMIT_MESSAGE],
+        "retry_budget": [soa_testing.RETRY_BUDGET_MESSAGE],
+        "model_call_limit": [soa_testing.MODEL_CALL_LIMIT_MESSAGE],
     }.get(decision["rule"], [])
-    assert answer == stopping.ANSWER_SEPARATOR.join([*expected, *closing])
+    assert answer == soa_testing.ANSWER_SEPARATOR.join([*expected, *closing])
     # What the model read of an unsettled call is never the answer.
     for call_id, result in parts:
         if call_id not in settled and result is not None and result.text not in expected:
-            assert result.text not in answer.split(stopping.ANSWER_SEPARATOR)
+            assert result.text not in answer.split(soa_testing.ANSWER_SEPARATOR)
 
 
 @PROPERTY_SETTINGS
@@ -776,7 +774,7 @@ def test_no_refused_purchase_reaches_the_tool_and_no_part_vanishes(
     listed = set(decision["answer_from"]) | set(decision["unsettled"])
     answer = legacy.answer.content
     assert isinstance(answer, str)
-    sections = answer.split(stopping.ANSWER_SEPARATOR)
+    sections = answer.split(soa_testing.ANSWER_SEPARATOR)
     for i, amount in enumerate(amounts):
         item = f"item {i}"
         calls = [

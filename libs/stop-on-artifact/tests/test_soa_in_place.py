@@ -7,15 +7,9 @@ import asyncio
 import pytest
 from langchain_core.messages import ToolMessage
 from stop_on_artifact import completed, fatal, transient
-from stop_on_artifact._retry import (
-    IN_PLACE_FIELD,
-    MAX_DELAY,
-    aretry_in_place,
-    delay,
-    in_place_retries,
-    is_transient,
-    retry_in_place,
-)
+from stop_on_artifact._retry import aretry_in_place, delay, is_transient, retry_in_place
+from stop_on_artifact._settings import MAX_DELAY
+from stop_on_artifact.messages import IN_PLACE_FIELD, in_place_retries
 
 
 def results(*outcomes: str) -> list[ToolMessage]:

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from soa_graphs import build, user
-from stop_on_artifact import (
+from stop_on_artifact import StopSettings
+from stop_on_artifact._decision import (
     ANSWER_SEPARATOR,
     MODEL_CALL_LIMIT_MESSAGE,
     RETRY_BUDGET_MESSAGE,
-    StopSettings,
 )
 from stop_on_artifact.testing import (
     ANSWERED,

@@ -13,7 +13,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from soa_policy_graphs import REFUSAL, REJECTED, Shop, Till, build, spend_cap
-from stop_on_artifact import ANSWER_SEPARATOR
+from stop_on_artifact._decision import ANSWER_SEPARATOR
 from stop_on_artifact._policies import (
     Block,
     PolicyError,

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 import stop_on_artifact
+import stop_on_artifact._policies
 import stop_on_artifact._retry
 import stop_on_artifact.messages
-import stop_on_artifact._policies
 import stop_on_artifact.testing
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from soa_graphs import has_middleware

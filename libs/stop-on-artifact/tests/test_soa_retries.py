@@ -24,9 +24,6 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from soa_graphs import build, user
 from stop_on_artifact import (
-    ANSWER_SEPARATOR,
-    MODEL_CALL_LIMIT_MESSAGE,
-    RETRY_BUDGET_MESSAGE,
     StopSettings,
     completed,
     decide,
@@ -35,6 +32,11 @@ from stop_on_artifact import (
     is_hard_stop,
     policy_block,
     transient,
+)
+from stop_on_artifact._decision import (
+    ANSWER_SEPARATOR,
+    MODEL_CALL_LIMIT_MESSAGE,
+    RETRY_BUDGET_MESSAGE,
 )
 from stop_on_artifact.messages import message_text, turn_results
 from stop_on_artifact.testing import (

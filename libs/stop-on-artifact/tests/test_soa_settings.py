@@ -209,7 +209,7 @@ def test_flat_arguments_like_langchains_middleware(owner: str) -> None:
 
         make = StopOnArtifactMiddleware
     made = make(stop_mode="polish", max_retries=1)
-    router = made if owner == "router" else made.router
+    router = made
     assert router.settings == StopSettings(stop_mode="polish", max_retries=1)
     assert isinstance(make(settings=POLISH), make)
     assert make().__class__ is make

@@ -1,44 +1,24 @@
-"""The one function that decides, after a tool step, whether the run stops.
+"""The decision after a tool step (:func:`decide`) and a hard stop's answer (:func:`final_text`).
 
-:func:`decide` reads the turn once (:mod:`stop_on_artifact._parts`), applies the rules
-(:mod:`stop_on_artifact._rules`) and returns a :class:`StopDecision`, built whole;
-:func:`~stop_on_artifact.final_text` (:mod:`stop_on_artifact._answer`) composes a hard
-stop's answer. The router, the middleware and any other agent import them from
-:mod:`stop_on_artifact` and never re-implement a rule. Nothing here needs more than
-``langchain-core``: it runs on langchain-core 0.3 and 1.x alike.
+Both read the turn once (:func:`stop_on_artifact.messages.scan_turn`); the router and the
+middleware call them and never re-implement a rule. Needs only ``langchain-core``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from string import Formatter
 from typing import Literal, NotRequired, cast, get_args
 
 from langchain_core.messages import BaseMessage
 from typing_extensions import TypedDict
 
-from stop_on_artifact._answer import ANSWER_SEPARATOR, final_text, not_done_text
-from stop_on_artifact._artifact import Reason
-from stop_on_artifact._parts import scan_turn
-from stop_on_artifact._rules import ALWAYS_HARD, ends_without_model, rule_for
-from stop_on_artifact._settings import SettingsLike
-from stop_on_artifact._texts import MODEL_CALL_LIMIT_MESSAGE, RETRY_BUDGET_MESSAGE
+from stop_on_artifact._artifact import NOT_DONE_FIELD, Reason
+from stop_on_artifact._settings import StopSettings
+from stop_on_artifact.messages import Turn, Verdict, message_text, scan_turn
 
-__all__ = [
-    "ALWAYS_HARD",
-    "ANSWER_SEPARATOR",
-    "MODEL_CALL_LIMIT_MESSAGE",
-    "RETRY_BUDGET_MESSAGE",
-    "RULES",
-    "Rule",
-    "StopDecision",
-    "decide",
-    "final_text",
-    "is_hard_stop",
-    "not_done_text",
-]
-
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("stop_on_artifact")
 
 Rule = Literal[
     "completed",
@@ -53,80 +33,79 @@ Rule = Literal[
     "model_call_limit",
     "no_tool_step",
 ]
-"""Public rule names: metadata, stream events and tests use them."""
+"""The rule that decided: metadata, stream events and tests name it."""
 
 RULES: tuple[str, ...] = get_args(Rule)
+ALWAYS_HARD = frozenset({"policy_block", "retry_budget", "model_call_limit"})
+"""Rules that end the run with their own text in every ``stop_mode``."""
+_PRIORITY = {"policy_block": 0, "fatal": 1, "completed": 2}
+
+ANSWER_SEPARATOR = "\n\n---\n\n"
+"""Between the parts of a hard stop's answer: a Markdown horizontal rule."""
+RETRY_BUDGET_MESSAGE = (
+    "The service is still unavailable after several attempts, so I stopped retrying. "
+    "Please try again in a few minutes."
+)
+MODEL_CALL_LIMIT_MESSAGE = (
+    "I could not finish this request within the allowed number of steps, so I stopped "
+    "here. Please narrow the question and try again."
+)
+NOT_DONE_MESSAGE = (
+    "**Not done: {where} (`{tool}`)**: {why}, so it was not completed. Ask again to retry."
+)
+"""A part left undone whose tool wrote no ``not_done`` line; ``{where}``, ``{tool}``, ``{why}``."""
+_WHY = {
+    "transient": "it failed for a reason that may pass (a timeout or a busy service)",
+    "invalid_artifact": "its result could not be confirmed",
+    "no_artifact": "its result could not be confirmed",
+    None: "it returned no result",
+}
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 
 
 class StopDecision(TypedDict):
-    """What the router decided after one tool step.
-
-    Checkpointed in the thread state under ``stop_decision`` and streamed as a custom
-    event, so a client can always tell why a run ended or went on.
-    """
+    """What one tool step decided; checkpointed under ``stop_decision`` and streamed."""
 
     action: Literal["stop", "continue"]
     """``stop`` ends the loop with a tool's content; ``continue`` goes back to the model."""
     rule: Rule
-    """The public name of the rule that matched."""
     reason: Reason | None
-    """The chosen artifact's reason, or None when no valid artifact decided."""
+    """The deciding artifact's reason; None when no valid artifact decided."""
     tool: str | None
-    """Name of the tool whose message decided."""
     tool_call_id: str | None
-    """The ``tool_call_id`` of the message that decided."""
     answer_from: list[str]
-    """On a hard stop, the ``tool_call_id``s of the settled calls whose content is in the
-    answer, in the order the question asked for them (see :func:`decide`); empty
-    otherwise (the model answers)."""
+    """On a hard stop, the settled calls whose content is the answer, in the question's order."""
     unsettled: list[str]
-    """On a hard stop, the ``tool_call_id``s of the calls answered as not done (transient,
-    errored, invalid, artifact-less or missing results), in the question's order; empty
-    otherwise. Every call of the turn is in ``answer_from`` or here, or was retried by a
-    call that is."""
+    """On a hard stop, the calls answered as not done, in the question's order."""
     approval: NotRequired[str]
-    """Present when a person was asked about a call of this step: the artifact's
-    ``approval`` field (``approved`` / ``rejected``), the deciding call's first."""
+    """``approved`` / ``rejected`` when a person was asked about a call of this turn."""
     policy: NotRequired[str]
-    """Beside ``approval``: the artifact's ``policy`` field, the policy that asked."""
+    """Beside ``approval``: the policy that asked."""
     in_place_retries: NotRequired[int]
-    """Present when calls of this turn were retried in place (``retry_in_place``): how
-    many extra attempts ran; each counts against ``max_retries``."""
+    """Extra attempts run in place this turn (``retry_in_place``)."""
 
 
-def decide(messages: Sequence[BaseMessage], context: SettingsLike) -> StopDecision:
+def decide(messages: Sequence[BaseMessage], context: StopSettings) -> StopDecision:
     """Decide whether the latest tool step ends the run.
 
-    Rules, in order:
-
-    1. Judge each ToolMessage of the step: a valid artifact gives its reason; an error
-       status gives ``tool_error`` (unless a valid fatal/policy_block artifact rides on
-       it); a malformed artifact gives ``invalid_artifact`` (one warning per message,
-       naming the tool and the problem, never the content); none gives ``no_artifact``.
-    2. Pick one by ``context.parallel_policy``. ``all`` (the default): stop only when
-       every call of the step has a stopping reason, the first call deciding; a policy
-       block stands but waits for a sibling that can still be retried, and once the
-       turn is settled the turn's first refused part decides (rule ``policy_block``).
-       ``priority`` (any stop wins; policy_block > fatal > completed) and ``any`` (the
-       first stop in call order) stop at once, a policy block first.
-    3. ``stop_mode="never"`` turns a completed/fatal stop into ``stop_mode_never``;
-       a policy block stops in every mode.
-    4. A continue stops on ``retry_budget`` once more than ``context.max_retries``
-       transient outcomes happened since the last user message (read from the state,
-       not from the artifact), and on ``model_call_limit`` once the model has been
-       called ``context.max_model_calls`` times since then. Both stop in every mode.
-    5. A hard stop (see :func:`is_hard_stop`) answers every part of the turn, in the
-       order the model first asked for them: a settled part by its content (its id in
-       ``answer_from``), an unsettled one by a line that says it was not done (its id
-       in ``unsettled``, see :func:`~stop_on_artifact._answer.not_done_text`). A call of a
-       later model call retries an unsettled part of the same tool and takes its place,
-       even with other arguments: equal arguments pair first, then the tool's other
-       calls pair with its other unsettled parts in order; a call left over is a new part.
+    1. Each ToolMessage of the step gives its valid artifact's reason; an error status gives
+       ``tool_error`` (unless a valid fatal/policy_block artifact rides on it), a malformed
+       artifact ``invalid_artifact`` (one warning naming tool and problem, never content),
+       none ``no_artifact``.
+    2. ``parallel_policy="all"`` stops only when every call of the step stops, the first
+       deciding; a policy block waits for a sibling that can still be retried, then the
+       turn's first refused part decides. ``priority`` (policy_block > fatal > completed)
+       and ``any`` (call order) stop on any stop, a policy block first.
+    3. ``stop_mode="never"`` turns a completed/fatal stop into ``stop_mode_never``.
+    4. A continue stops on ``retry_budget`` past ``max_retries`` transient outcomes this
+       turn, and on ``model_call_limit`` at ``max_model_calls`` model calls.
+    5. A hard stop answers every part of the turn in the question's order: settled parts
+       by their content (``answer_from``), the others as not done (``unsettled``). A later
+       call of the same tool retries an unsettled part and takes its place.
 
     Args:
         messages: The thread's messages, ending with the tool step.
-        context: The run's settings: a :class:`~stop_on_artifact._settings.StopSettings`, or
-            any object with the same four attributes (a run context, for example).
+        context: The turn's settings.
 
     Returns:
         The decision. It never raises on malformed messages or artifacts.
@@ -134,48 +113,154 @@ def decide(messages: Sequence[BaseMessage], context: SettingsLike) -> StopDecisi
     turn = scan_turn(messages)
     for verdict in turn.step:
         if verdict.problem is not None:
-            # Names the tool, the call and the type problem; never the tool's content.
             logger.warning(
                 "invalid artifact from tool %r (tool_call_id=%s): %s; continuing to the model",
                 verdict.message.name,
                 verdict.message.tool_call_id,
                 verdict.problem,
             )
-    ruling = rule_for(turn, context)
-    hard = ends_without_model(ruling.action, ruling.rule, context.stop_mode)
-    by = ruling.by.message if ruling.by is not None else None
-    approval = turn.approval_for(by.tool_call_id if by is not None else None)
-    asked = {"approval": approval.approval} if approval is not None else {}
-    if approval is not None and approval.policy is not None:
-        asked["policy"] = approval.policy
-    return cast(
-        StopDecision,
-        {
-            "action": ruling.action,
-            "rule": ruling.rule,
-            "reason": ruling.reason,
-            "tool": by.name if by is not None else None,
-            "tool_call_id": by.tool_call_id if by is not None else None,
-            "answer_from": [p.call_id for p in turn.parts if hard and p.settled],
-            "unsettled": [p.call_id for p in turn.parts if hard and not p.settled],
-            **asked,
-            **({"in_place_retries": turn.in_place} if turn.in_place else {}),
-        },
+    action, rule, reason, by = _rule(turn, context)
+    hard = action == "stop" and (context.stop_mode != "polish" or rule in ALWAYS_HARD)
+    message = by.message if by is not None else None
+    call_id = message.tool_call_id if message is not None else None
+    approval = next((a for a in turn.approvals if a[0] == call_id), None) or next(
+        iter(turn.approvals), None
+    )
+    decision: dict[str, object] = {
+        "action": action,
+        "rule": rule,
+        "reason": reason,
+        "tool": message.name if message is not None else None,
+        "tool_call_id": call_id,
+        "answer_from": [p.call_id for p in turn.parts if hard and p.settled],
+        "unsettled": [p.call_id for p in turn.parts if hard and not p.settled],
+    }
+    if approval is not None:
+        decision["approval"] = approval[1]
+        if approval[2] is not None:
+            decision["policy"] = approval[2]
+    if turn.in_place:
+        decision["in_place_retries"] = turn.in_place
+    return cast(StopDecision, decision)
+
+
+def _rule(turn: Turn, settings: StopSettings) -> tuple[str, str, str | None, Verdict | None]:
+    if not turn.step:
+        return "continue", "no_tool_step", None, None
+    blocked = next(
+        (p.verdict for p in turn.parts if p.verdict and p.verdict.rule == "policy_block"), None
+    )
+    chosen = _choose(turn.step, settings.parallel_policy, blocked)
+    if chosen.stop and (settings.stop_mode != "never" or chosen.rule == "policy_block"):
+        return "stop", chosen.rule, chosen.reason, chosen
+    going_on = chosen.rule if not chosen.stop else "stop_mode_never"
+    if turn.transients > settings.max_retries:  # bounds read from the state, in every mode
+        spent = next((v for v in turn.step if v.rule == "transient"), chosen)
+        return "stop", "retry_budget", "transient", spent
+    if turn.model_calls >= settings.max_model_calls:
+        return "stop", "model_call_limit", chosen.reason, chosen
+    return "continue", going_on, chosen.reason, chosen
+
+
+def _choose(step: Sequence[Verdict], policy: str, blocked: Verdict | None) -> Verdict:
+    stops = [v for v in step if v.stop]
+    goes = [v for v in step if not v.stop]
+    if policy == "all":  # a refusal stands, but waits for a sibling that can be retried
+        return goes[0] if goes else blocked or stops[0]
+    blocks = [v for v in stops if v.rule == "policy_block"]
+    if blocks or not stops:
+        return blocks[0] if blocks else goes[0]
+    return stops[0] if policy == "any" else min(stops, key=lambda v: _PRIORITY[v.rule])
+
+
+def is_hard_stop(decision: StopDecision, context: StopSettings) -> bool:
+    """Return True when a stop ends the run with :func:`final_text`, no model call.
+
+    ``polish`` phrases completed and fatal answers with one more model call; a policy
+    block, a spent retry budget and the model-call cap always end with their own text.
+    """
+    return decision["action"] == "stop" and (
+        context.stop_mode != "polish" or decision["rule"] in ALWAYS_HARD
     )
 
 
-def is_hard_stop(decision: StopDecision, context: SettingsLike) -> bool:
-    """Return True when a stop ends the run without another model call.
+def check_texts(not_done_message: str, **texts: str) -> None:
+    """Check a constructor's texts: non-empty strings, known placeholders only.
 
-    ``polish`` rephrases completed and fatal answers with one more model call; a policy
-    block, a spent retry budget and the model-call cap always end with their user-safe
-    text.
-
-    Args:
-        decision: A decision from :func:`decide`.
-        context: The run's settings.
-
-    Returns:
-        Whether the run ends with :func:`~stop_on_artifact.final_text`, no model call.
+    Raises:
+        ValueError: Naming the argument, never quoting it.
     """
-    return ends_without_model(decision["action"], decision["rule"], context.stop_mode)
+    for name, value in {"not_done_message": not_done_message, **texts}.items():
+        if not isinstance(value, str) or not value.strip():
+            msg = f"{name} must be a non-empty string"
+            raise ValueError(msg)
+    try:
+        fields = list(Formatter().parse(not_done_message))
+    except ValueError:
+        msg = "not_done_message has unbalanced braces (write a literal brace as {{ or }})"
+        raise ValueError(msg) from None
+    for _, field, spec, conversion in fields:
+        if field is not None and (field not in {"where", "tool", "why"} or spec or conversion):
+            msg = "not_done_message may use only the placeholders {where}, {tool} and {why}"
+            raise ValueError(msg)
+
+
+def final_text(
+    decision: Mapping[str, object],
+    messages: Sequence[BaseMessage],
+    *,
+    retry_budget_message: str = RETRY_BUDGET_MESSAGE,
+    model_call_limit_message: str = MODEL_CALL_LIMIT_MESSAGE,
+    not_done_message: str = NOT_DONE_MESSAGE,
+) -> str:
+    """Return the text a hard stop answers with.
+
+    The parts in ``answer_from`` (their content, verbatim) and in ``unsettled`` (the tool's
+    ``not_done`` line, else ``not_done_message``), in the question's order, a text repeated
+    word for word said once, joined by a Markdown rule; a spent retry budget or the
+    model-call cap adds its closing line.
+
+    Raises:
+        LookupError: If a listed call is not a call of this turn, a call in
+            ``answer_from`` has no result, or nothing makes up an answer.
+    """
+    parts = scan_turn(messages).parts
+    position = {part.call_id: index for index, part in enumerate(parts)}
+    answer_from = _ids(decision.get("answer_from"))
+    listed = [*answer_from, *_ids(decision.get("unsettled"))]
+    if any(call_id not in position for call_id in listed):
+        msg = "a call listed in the decision is not a call of this turn"
+        raise LookupError(msg)
+    lines: list[str] = []
+    for call_id in sorted(dict.fromkeys(listed), key=position.__getitem__):
+        part = parts[position[call_id]]
+        if call_id in answer_from and part.message is None:
+            msg = "a call listed in answer_from has no ToolMessage this turn"
+            raise LookupError(msg)
+        if call_id in answer_from and part.message is not None:
+            line = message_text(part.message)
+        else:
+            where = f"part {position[call_id] + 1} of {len(parts)}" if len(parts) > 1 else ""
+            line = _not_done(where or "this request", part.verdict, part.name, not_done_message)
+        if line not in lines:
+            lines.append(line)
+    closing = {"retry_budget": retry_budget_message, "model_call_limit": model_call_limit_message}
+    if decision["rule"] in closing:
+        lines.append(closing[str(decision["rule"])])
+    if not lines:
+        msg = f"a stop on rule {decision['rule']!r} has nothing to answer with"
+        raise LookupError(msg)
+    return ANSWER_SEPARATOR.join(lines)
+
+
+def _not_done(where: str, verdict: Verdict | None, tool: str, template: str) -> str:
+    written = verdict.artifact.get(NOT_DONE_FIELD) if verdict and verdict.artifact else None
+    if isinstance(written, str) and written.strip():
+        return written
+    why = _WHY.get(verdict.rule if verdict else None, "the tool stopped with an error")
+    name = "".join(char for char in tool[:64] if char in _NAME_CHARS) or "tool"
+    return template.format(where=where, tool=name, why=why)
+
+
+def _ids(value: object) -> list[str]:
+    return [str(item) for item in value] if isinstance(value, list) else []

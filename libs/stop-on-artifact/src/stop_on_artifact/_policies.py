@@ -33,7 +33,6 @@ from typing import Any, Literal, TypeAlias, cast
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from typing_extensions import TypedDict
 
-from stop_on_artifact._claims import ApprovalUsedError, claim_answer
 from stop_on_artifact._approval import (
     ALLOWED_DECISIONS,
     MAX_REASON_CHARS,
@@ -53,9 +52,10 @@ from stop_on_artifact._approval import (
     with_problem,
 )
 from stop_on_artifact._artifact import policy_block
+from stop_on_artifact._claims import ApprovalUsedError, claim_answer
 from stop_on_artifact._markdown import excerpt
-from stop_on_artifact.messages import turn_start
 from stop_on_artifact._record import StateSchemaError
+from stop_on_artifact.messages import turn_start
 
 __all__ = [
     "ALLOWED_DECISIONS",

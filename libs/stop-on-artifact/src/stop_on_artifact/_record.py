@@ -1,17 +1,10 @@
-"""The state the library keeps: the turn's record, and :class:`StopState` for a hand-built graph.
+"""The turn's record: the settings a turn runs under, written once at its first model call.
 
-A turn starts with a user message and may span several runs (a run that pauses for a
-person is carried on by a resume, which the server runs as a run of its own, with whatever
-context the resume sends). So the settings a turn runs under are resolved once, when its
-first model call is made, and written under :data:`TURN_KEY` with the id of the user
-message that started it. Every later step of the turn (the pause, the resume, the tools
-step, the decision, the answer) reads them from there, never from the context of the run
-that happens to carry it on. A run whose context would resolve to other settings changes
-nothing in the turn; the library logs the fields that differ (never their values). The next
-user message starts a new record.
-
-A graph whose state cannot hold the record fails at the turn's first tool step with
-:class:`StateSchemaError`, naming the key to declare: it never runs on other settings.
+A turn may span several runs (a resume is a run of its own, with whatever context it
+sends), so its settings are resolved once, by the run that starts it, and stored under
+``stop_turn`` with the id of the user message that started it. Every later step reads them
+there; a run whose context resolves to other settings changes nothing (the differing fields
+are logged, never their values) and the next user message starts a new record.
 """
 
 from __future__ import annotations
@@ -19,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any, NotRequired
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -29,31 +23,27 @@ from stop_on_artifact._decision import StopDecision
 from stop_on_artifact._settings import StopSettings
 
 TURN_KEY = "stop_turn"
-"""State key of the current turn's record (:class:`TurnRecord`)."""
-
 logger = logging.getLogger("stop_on_artifact")
 
 
 class TurnRecord(TypedDict):
-    """What a turn decided when it started: written once, read by every later step."""
+    """What a turn decided when it started."""
 
     turn: str
-    """The id of the user message that started the turn (its position when it has none)."""
+    """The id of the user message that started the turn (``#<position>`` without one)."""
     settings: dict[str, Any]
-    """The :class:`~stop_on_artifact.StopSettings` the turn runs under, as JSON."""
+    """The turn's :class:`~stop_on_artifact.StopSettings`, as JSON."""
 
 
 class StopState(MessagesState):
     """A hand-built graph's state: ``messages``, the latest decision and the turn's record.
 
-    Inherit it (``class State(StopState): ...``) so the graph keeps what the router
-    writes; a graph without these keys fails with :class:`StateSchemaError`.
+    Inherit it (``class State(StopState): ...``); without these keys the router fails with
+    :class:`StateSchemaError`.
     """
 
     stop_decision: NotRequired[StopDecision | None]
-    """Decision of the latest tool step this turn; None when no tool ran. Checkpointed."""
     stop_turn: NotRequired[TurnRecord | None]
-    """The settings this turn runs under, recorded at its first model call."""
 
 
 class StateSchemaError(RuntimeError):
@@ -66,69 +56,45 @@ def starts_turn(messages: Sequence[BaseMessage]) -> bool:
 
 
 def turn_of(messages: Sequence[BaseMessage]) -> str:
-    """Return the id of the user message that started the current turn.
-
-    Args:
-        messages: The thread's messages.
-
-    Returns:
-        The last user message's id, or ``"#<position>"`` when it has none; ``"#-1"`` when
-        there is no user message.
-    """
+    """Return the id of the user message that started the current turn."""
     for position in range(len(messages) - 1, -1, -1):
-        message = messages[position]
-        if isinstance(message, HumanMessage):
-            return message.id or f"#{position}"
+        if isinstance(messages[position], HumanMessage):
+            return messages[position].id or f"#{position}"
     return "#-1"
 
 
 def new_record(messages: Sequence[BaseMessage], settings: StopSettings) -> TurnRecord:
-    """Return the record of the turn that ``messages`` start, under ``settings``."""
+    """Return the record of the turn ``messages`` start, under ``settings``."""
     return {"turn": turn_of(messages), "settings": settings.model_dump(mode="json")}
 
 
+@lru_cache(maxsize=256)
+def _validated(items: tuple[tuple[str, Any], ...]) -> StopSettings:
+    return StopSettings.model_validate(dict(items))
+
+
 _WARNED: OrderedDict[tuple[str, str], None] = OrderedDict()
-_WARNED_CAP = 1024
-
-
-def _warn_once(key: tuple[str, str], fields: Sequence[str]) -> None:
-    if key in _WARNED:
-        return
-    _WARNED[key] = None
-    while len(_WARNED) > _WARNED_CAP:
-        _WARNED.popitem(last=False)
-    logger.warning(
-        "A run carrying on a turn resolves other stop settings (%s); the turn keeps the "
-        "settings it started with, and the next user message uses the new ones",
-        ", ".join(fields),
-    )
 
 
 def recorded_settings(
-    state: Mapping[str, Any],
-    owner: str,
-    current: StopSettings | None = None,
-    run: str = "",
+    state: Mapping[str, Any], owner: str, current: StopSettings | None = None, run: str = ""
 ) -> StopSettings:
     """Return the settings the current turn runs under, from its record.
 
     Args:
-        state: The graph state, holding ``messages`` and :data:`TURN_KEY`.
+        state: The graph state, holding ``messages`` and ``stop_turn``.
         owner: The class reading it, named in the error.
-        current: The settings the running run's context resolves to, if known: the fields
-            that differ from the record are logged, once per run.
-        run: The running run's id, to log once per run.
-
-    Returns:
-        The recorded settings.
+        current: What the running run's context resolves to: differing fields are logged
+            once per turn and run.
+        run: The running run's id.
 
     Raises:
-        StateSchemaError: If the state holds no record of this turn (the graph's state does
-            not declare :data:`TURN_KEY`, or the turn's first model call did not write it).
+        StateSchemaError: If the state holds no record of this turn.
     """
-    messages = state.get("messages") or []
     record = state.get(TURN_KEY)
-    if not isinstance(record, Mapping) or record.get("turn") != turn_of(messages):
+    if not isinstance(record, Mapping) or record.get("turn") != turn_of(
+        state.get("messages") or []
+    ):
         msg = (
             f"{owner} found no record of this turn under '{TURN_KEY}': declare it in the "
             "graph's state (inherit stop_on_artifact.StopState, or add "
@@ -136,12 +102,19 @@ def recorded_settings(
             "the node that calls the model"
         )
         raise StateSchemaError(msg)
-    settings = StopSettings.model_validate(record["settings"])
+    settings = _validated(tuple(sorted(record["settings"].items())))
     if current is not None and current != settings:
-        changed = [
-            name
-            for name in StopSettings.model_fields
-            if getattr(current, name) != getattr(settings, name)
-        ]
-        _warn_once((str(record["turn"]), run), changed)
+        key = (str(record["turn"]), run)
+        if key not in _WARNED:
+            _WARNED[key] = None
+            if len(_WARNED) > 1024:
+                _WARNED.popitem(last=False)
+            changed = [
+                n for n in StopSettings.model_fields if getattr(current, n) != getattr(settings, n)
+            ]
+            logger.warning(
+                "A run carrying on a turn resolves other stop settings (%s); the turn keeps "
+                "the settings it started with, and the next user message uses the new ones",
+                ", ".join(changed),
+            )
     return settings

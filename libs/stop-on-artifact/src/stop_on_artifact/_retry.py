@@ -1,23 +1,10 @@
 """Retry a transient tool call in place, before the model hears of it.
 
-A ``transient`` result normally goes back to the model, which retries the call: a
-one-part question that times out once costs two model calls. With in-place retries the
-same call (same tool, same arguments, same ``tool_call_id``) runs again at once, after a
-short backoff, until it is no longer transient or the retries are spent; only then is the
-step decided, and only a result still transient involves the model. The way
-``ToolRetryMiddleware`` retries exceptions, applied to the artifact's ``transient``.
-
-The kept result is the last attempt's, its artifact carrying
-``in_place_retries``: how many extra attempts ran (an attempt that was not needed is not
-recorded). Every attempt counts against ``max_retries`` (the decision reads
-``in_place_retries`` as that many transient results), so the bound on retries is the same
-whether the model or this loop retries.
-
-A tool can tell an in-place retry from a first attempt with :func:`current_attempt`
-(0 on the first attempt, 1 on the first retry, ...), to reuse an idempotency key, say.
-
-Delays are bounded: each is ``initial_delay * backoff_factor ** n``, at most
-:data:`MAX_DELAY` seconds, so a run's settings cannot stall a worker for long.
+The same call (same tool, arguments and ``tool_call_id``) runs again after
+``initial_delay * backoff_factor ** n`` seconds (at most ``max_delay``), as langchain's
+``ToolRetryMiddleware`` retries exceptions, while its result is ``transient`` and retries
+remain. The kept result is the last attempt's, its artifact recording ``in_place_retries``;
+each attempt counts against ``max_retries``. A tool reads :func:`current_attempt` (0 first).
 """
 
 from __future__ import annotations
@@ -31,23 +18,8 @@ from typing import Any, TypeVar
 from langchain_core.messages import ToolMessage
 
 from stop_on_artifact._artifact import InvalidArtifactError, parse_artifact
-
-__all__ = [
-    "IN_PLACE_FIELD",
-    "MAX_DELAY",
-    "aretry_in_place",
-    "current_attempt",
-    "delay",
-    "in_place_retries",
-    "is_transient",
-    "retry_in_place",
-]
-
-IN_PLACE_FIELD = "in_place_retries"
-"""Artifact field: how many extra attempts of this call ran in place."""
-
-MAX_DELAY = 5.0
-"""Longest wait between two attempts, in seconds, whatever the settings say."""
+from stop_on_artifact._settings import MAX_DELAY
+from stop_on_artifact.messages import IN_PLACE_FIELD
 
 Result = TypeVar("Result")
 
@@ -55,27 +27,8 @@ _ATTEMPT: ContextVar[int] = ContextVar("stop_on_artifact_in_place_attempt", defa
 
 
 def current_attempt() -> int:
-    """Return which in-place attempt of a call is running: 0 first, then 1, 2, ...
-
-    Read it inside a tool; outside an in-place retry it is 0.
-    """
+    """Return which in-place attempt of a tool call is running: 0 first, then 1, 2, ..."""
     return _ATTEMPT.get()
-
-
-def _attempt(run: Callable[[], Result], number: int) -> Result:
-    token = _ATTEMPT.set(number)
-    try:
-        return run()
-    finally:
-        _ATTEMPT.reset(token)
-
-
-async def _aattempt(run: Callable[[], Awaitable[Result]], number: int) -> Result:
-    token = _ATTEMPT.set(number)
-    try:
-        return await run()
-    finally:
-        _ATTEMPT.reset(token)
 
 
 def is_transient(result: object) -> bool:
@@ -88,16 +41,22 @@ def is_transient(result: object) -> bool:
         return False
 
 
-def in_place_retries(message: ToolMessage) -> int:
-    """Return how many in-place retries ran for ``message``'s call (0 when none)."""
-    artifact = message.artifact
-    count = artifact.get(IN_PLACE_FIELD) if isinstance(artifact, dict) else None
-    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
-
-
-def delay(attempt: int, initial_delay: float, backoff_factor: float) -> float:
+def delay(
+    attempt: int, initial_delay: float, backoff_factor: float, max_delay: float = MAX_DELAY
+) -> float:
     """Return the wait before retry number ``attempt`` (0-based), in seconds, bounded."""
-    return float(min(MAX_DELAY, initial_delay * backoff_factor**attempt))
+    return float(min(max_delay, MAX_DELAY, initial_delay * backoff_factor**attempt))
+
+
+def _check(retries: int, initial_delay: float, backoff_factor: float) -> None:
+    for name, value, low in (
+        ("retries", retries, 0),
+        ("initial_delay", initial_delay, 0),
+        ("backoff_factor", backoff_factor, 1),
+    ):
+        if value < low:
+            msg = f"{name} must be >= {low}"
+            raise ValueError(msg)
 
 
 def _recorded(result: Result, retries: int) -> Result:
@@ -107,67 +66,16 @@ def _recorded(result: Result, retries: int) -> Result:
     return result.model_copy(update={"artifact": artifact})
 
 
-def _check(retries: int, initial_delay: float, backoff_factor: float) -> None:
-    if retries < 0:
-        msg = "retries must be >= 0"
-        raise ValueError(msg)
-    if initial_delay < 0:
-        msg = "initial_delay must be >= 0"
-        raise ValueError(msg)
-    if backoff_factor < 1:
-        msg = "backoff_factor must be >= 1"
-        raise ValueError(msg)
-
-
 def retry_in_place(
     run: Callable[[], Result],
     *,
     retries: int,
     initial_delay: float = 0.0,
     backoff_factor: float = 2.0,
+    max_delay: float = MAX_DELAY,
     sleep: Callable[[float], Any] = time.sleep,
 ) -> Result:
     """Run a tool call, and again while its result is transient, at most ``retries`` more.
-
-    Args:
-        run: Runs the call once and returns its result (a ToolMessage, or anything else,
-            which is returned as it is).
-        retries: How many extra attempts may run.
-        initial_delay: Seconds before the first retry.
-        backoff_factor: Multiplier of the delay per retry (at least 1).
-        sleep: The wait; ``time.sleep`` by default.
-
-    Returns:
-        The last attempt's result, its artifact recording ``in_place_retries`` when a
-        retry ran.
-
-    Raises:
-        ValueError: If a bound is out of range (named).
-    """
-    _check(retries, initial_delay, backoff_factor)
-    result = _attempt(run, 0)
-    done = 0
-    while done < retries and is_transient(result):
-        sleep(delay(done, initial_delay, backoff_factor))
-        done += 1
-        result = _attempt(run, done)
-    return _recorded(result, done)
-
-
-async def aretry_in_place(
-    run: Callable[[], Awaitable[Result]],
-    *,
-    retries: int,
-    initial_delay: float = 0.0,
-    backoff_factor: float = 2.0,
-) -> Result:
-    """Async twin of :func:`retry_in_place` (waits with ``asyncio.sleep``).
-
-    Args:
-        run: Runs the call once and returns its result.
-        retries: How many extra attempts may run.
-        initial_delay: Seconds before the first retry.
-        backoff_factor: Multiplier of the delay per retry (at least 1).
 
     Returns:
         The last attempt's result, recording ``in_place_retries`` when a retry ran.
@@ -176,10 +84,37 @@ async def aretry_in_place(
         ValueError: If a bound is out of range (named).
     """
     _check(retries, initial_delay, backoff_factor)
-    result = await _aattempt(run, 0)
     done = 0
-    while done < retries and is_transient(result):
-        await asyncio.sleep(delay(done, initial_delay, backoff_factor))
+    while True:
+        token = _ATTEMPT.set(done)
+        try:
+            result = run()
+        finally:
+            _ATTEMPT.reset(token)
+        if done >= retries or not is_transient(result):
+            return _recorded(result, done)
+        sleep(delay(done, initial_delay, backoff_factor, max_delay))
         done += 1
-        result = await _aattempt(run, done)
-    return _recorded(result, done)
+
+
+async def aretry_in_place(
+    run: Callable[[], Awaitable[Result]],
+    *,
+    retries: int,
+    initial_delay: float = 0.0,
+    backoff_factor: float = 2.0,
+    max_delay: float = MAX_DELAY,
+) -> Result:
+    """Async twin of :func:`retry_in_place` (waits with ``asyncio.sleep``)."""
+    _check(retries, initial_delay, backoff_factor)
+    done = 0
+    while True:
+        token = _ATTEMPT.set(done)
+        try:
+            result = await run()
+        finally:
+            _ATTEMPT.reset(token)
+        if done >= retries or not is_transient(result):
+            return _recorded(result, done)
+        await asyncio.sleep(delay(done, initial_delay, backoff_factor, max_delay))
+        done += 1

@@ -1,22 +1,28 @@
-"""Read a thread's message list the way the stop decision reads it.
+"""Read a thread's messages the way the stop decision reads them.
 
-Public, with a stability promise: these names keep their signatures and meaning within a
-major version, so an agent that builds its own prompts or its own fake model can read a
-turn as :func:`stop_on_artifact.decide` does. Each works on langchain-core 0.3 and 1.x.
+Public, with a stability promise: the names in ``__all__`` keep their meaning within a major
+version, so an agent that writes its own prompts or its own fake model reads a turn as
+:func:`stop_on_artifact.decide` does. They run on langchain-core 0.3 and 1.x.
 
-A *turn* is every message after the last user message; a *tool step* is every
-ToolMessage after the turn's last AIMessage that has tool calls.
+A *turn* is every message after the last user message; a *tool step* is every ToolMessage
+after the turn's last AIMessage with tool calls; a *part* is one thing the question asked
+for: a call, or the latest retry of it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from stop_on_artifact._artifact import NOT_DONE_FIELD, InvalidArtifactError, parse_artifact
+
 __all__ = [
-    "NO_MESSAGES",
+    "IN_PLACE_FIELD",
+    "NOT_DONE_FIELD",
+    "in_place_retries",
     "invocation_index",
     "latest_tool_step",
     "message_text",
@@ -28,71 +34,39 @@ __all__ = [
     "turn_start",
 ]
 
-
 NO_MESSAGES = (
     "input needs at least one message under 'messages', for example "
     "{'messages': [{'role': 'user', 'content': '...'}]}"
 )
-"""The error a run without messages fails with (a ValueError: the API passes its text on)."""
+IN_PLACE_FIELD = "in_place_retries"
+"""Artifact field: how many extra attempts of the call ran in place (``retry_in_place``)."""
 
 
 def require_messages(messages: Sequence[BaseMessage]) -> None:
-    """Fail a run that has no messages, with an error naming ``messages``.
-
-    Raises:
-        ValueError: If ``messages`` is empty.
-    """
+    """Fail a run that has no messages with a ``ValueError`` naming ``messages``."""
     if not messages:
         raise ValueError(NO_MESSAGES)
 
 
 def message_text(message: BaseMessage) -> str:
-    """Return a message's text: its string content, or its text blocks joined.
-
-    ``BaseMessage.text`` is a method in langchain-core 0.3 and a property in 1.x; this
-    reads the content itself, the same on both.
-
-    Args:
-        message: Any message.
-
-    Returns:
-        The text, possibly empty.
-    """
+    """Return a message's text: its string content, or its text blocks joined."""
     content = message.content
     if isinstance(content, str):
         return content
-    parts = []
-    for block in content:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-    return "".join(parts)
+    return "".join(
+        block if isinstance(block, str) else str(block.get("text", ""))
+        for block in content
+        if isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text")
+    )
 
 
 def tool_calls(message: BaseMessage) -> list[dict[str, Any]]:
-    """Return an AIMessage's tool calls as plain dicts; no calls for any other message.
-
-    Args:
-        message: Any message.
-
-    Returns:
-        The calls, in the order the model issued them.
-    """
-    if isinstance(message, AIMessage):
-        return [dict(call) for call in message.tool_calls]
-    return []
+    """Return an AIMessage's tool calls as dicts, in the model's order; [] for others."""
+    return [dict(call) for call in message.tool_calls] if isinstance(message, AIMessage) else []
 
 
 def turn_start(messages: Sequence[BaseMessage]) -> int:
-    """Return the index just after the last user message (0 when there is none).
-
-    Args:
-        messages: The thread's messages.
-
-    Returns:
-        Where the turn starts: ``messages[turn_start(messages):]`` is the turn.
-    """
+    """Return the index just after the last user message (0 when there is none)."""
     for index in range(len(messages) - 1, -1, -1):
         if isinstance(messages[index], HumanMessage):
             return index + 1
@@ -100,94 +74,215 @@ def turn_start(messages: Sequence[BaseMessage]) -> int:
 
 
 def latest_tool_step(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
-    """Return the ToolMessages of the latest tool step, in the order the model issued them.
+    """Return the latest tool step's ToolMessages in the model's call order.
 
-    The step is every ToolMessage after the last AIMessage that has tool calls. Messages
-    are ordered by their position in that AIMessage's ``tool_calls`` (not by when they
-    finished); a repeated ``tool_call_id`` counts once; messages for unknown ids go last.
-
-    Args:
-        messages: The thread's messages.
-
-    Returns:
-        The step's ToolMessages, possibly empty.
+    A repeated ``tool_call_id`` counts once; messages for unknown ids go last.
     """
     for index in range(len(messages) - 1, -1, -1):
         calls = tool_calls(messages[index])
         if calls:
-            order = {call["id"]: position for position, call in enumerate(calls)}
-            seen: set[str] = set()
-            step: list[ToolMessage] = []
-            for message in messages[index + 1 :]:
-                if isinstance(message, ToolMessage) and message.tool_call_id not in seen:
-                    seen.add(message.tool_call_id)
-                    step.append(message)
-            return sorted(step, key=lambda m: order.get(m.tool_call_id, len(order)))
+            return _in_call_order(calls, messages[index + 1 :])
     return []
 
 
 def invocation_index(messages: Sequence[BaseMessage], tool_call_id: str) -> int:
-    """Return the 0-based position of a tool call among this turn's tool calls.
-
-    Calls are counted since the last user message, in the order the model issued them,
-    whatever order they finish in: a fake tool scripted per call reads its script by it.
-
-    Args:
-        messages: The thread's messages, including the AIMessage that issued the call.
-        tool_call_id: The call to locate.
-
-    Returns:
-        The call's index, or the number of calls this turn if the id is unknown.
-    """
-    ids = [
-        call["id"] for message in messages[turn_start(messages) :] for call in tool_calls(message)
-    ]
+    """Return a call's 0-based position among this turn's calls (their count if unknown)."""
+    ids = [c["id"] for m in messages[turn_start(messages) :] for c in tool_calls(m)]
     return ids.index(tool_call_id) if tool_call_id in ids else len(ids)
 
 
 def model_call_count(messages: Sequence[BaseMessage]) -> int:
-    """Count model calls (AIMessages) since the last user message.
-
-    Args:
-        messages: The thread's messages.
-
-    Returns:
-        The count.
-    """
+    """Count model calls (AIMessages) since the last user message."""
     return sum(isinstance(m, AIMessage) for m in messages[turn_start(messages) :])
 
 
+def in_place_retries(message: ToolMessage) -> int:
+    """Return how many in-place retries ran for ``message``'s call (0 when none)."""
+    artifact = message.artifact
+    count = artifact.get(IN_PLACE_FIELD) if isinstance(artifact, dict) else None
+    return count if type(count) is int and count > 0 else 0
+
+
 def transient_count(messages: Sequence[BaseMessage]) -> int:
-    """Count valid ``transient`` outcomes since the last user message.
+    """Count this turn's valid ``transient`` outcomes, in-place attempts included.
 
-    A repeated ``tool_call_id`` counts once, its first copy deciding, as in
-    :func:`latest_tool_step`. This is the count the retry budget is checked against.
-
-    Args:
-        messages: The thread's messages.
-
-    Returns:
-        The count.
+    This is the count ``max_retries`` bounds; a repeated ``tool_call_id`` counts once.
     """
-    from stop_on_artifact._parts import scan_turn  # parts reads messages with this module
-
     return scan_turn(messages).transients
 
 
 def turn_results(messages: Sequence[BaseMessage]) -> list[ToolMessage | None]:
-    """Return the latest result of each part of this turn, in the question's order.
-
-    Parts are the turn's tool calls in the order the model first asked for them, a retry
-    taking the place of the call it retries (see :func:`stop_on_artifact.decide`); a part
-    whose call has no result yet is None. A model that writes the answer itself can read
-    the turn the way a hard stop answers it.
-
-    Args:
-        messages: The thread's messages.
-
-    Returns:
-        One entry per part, possibly empty.
-    """
-    from stop_on_artifact._parts import scan_turn  # parts reads messages with this module
-
+    """Return each part's latest result in the question's order (None: no result yet)."""
     return [part.message for part in scan_turn(messages).parts]
+
+
+# ---------------------------------------------------------------------------------------
+# The scan the decision and the answer read (internal: not in __all__).
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One ToolMessage judged on its own."""
+
+    stop: bool
+    rule: str
+    """Its reason, or ``tool_error`` / ``invalid_artifact`` / ``no_artifact``."""
+    reason: str | None
+    message: ToolMessage
+    artifact: dict[str, Any] | None
+    """The artifact when it is valid, whatever the status."""
+    problem: str | None = None
+    """Why the artifact is invalid (names types, never values)."""
+
+
+def judge(message: ToolMessage) -> Verdict:
+    """Judge one ToolMessage (rule 1 of :func:`stop_on_artifact.decide`); never raises."""
+    artifact: dict[str, Any] | None = None
+    problem: str | None = None
+    if message.artifact is not None:
+        try:
+            artifact = parse_artifact(message.artifact)
+        except InvalidArtifactError as exc:
+            problem = str(exc)
+    reason = artifact["reason"] if artifact is not None else None
+    if message.status == "error":
+        if reason in ("fatal", "policy_block"):
+            return Verdict(True, str(reason), reason, message, artifact)
+        return Verdict(False, "tool_error", reason, message, artifact)
+    if problem is not None:
+        return Verdict(False, "invalid_artifact", None, message, None, problem)
+    if artifact is None:
+        return Verdict(False, "no_artifact", None, message, None)
+    return Verdict(artifact["stop"], str(reason), reason, message, artifact)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One thing the question asked for; a retry takes the place of the call it retries."""
+
+    call_id: str
+    name: str
+    args: object
+    message: ToolMessage | None
+    verdict: Verdict | None
+
+    @property
+    def settled(self) -> bool:
+        """Whether the part's result stops: its content answers it."""
+        return self.verdict is not None and self.verdict.stop
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What the decision and the answer read from one turn."""
+
+    parts: tuple[Part, ...]
+    step: tuple[Verdict, ...]
+    """The latest tool step, judged, in the model's call order."""
+    transients: int
+    in_place: int
+    model_calls: int
+    approvals: tuple[tuple[str, str, str | None], ...]
+    """``(tool_call_id, approval, policy)`` of every result with an approval, latest first."""
+
+
+def scan_turn(messages: Sequence[BaseMessage]) -> Turn:
+    """Read this turn once; never raises on malformed messages or artifacts."""
+    judged: dict[int, Verdict] = {}
+
+    def verdict(message: ToolMessage) -> Verdict:
+        if id(message) not in judged:
+            judged[id(message)] = judge(message)
+        return judged[id(message)]
+
+    turn = messages[turn_start(messages) :]
+    results: dict[str, ToolMessage] = {}
+    groups: list[list[dict[str, Any]]] = []
+    last = -1
+    approvals: list[tuple[str, str, str | None]] = []
+    for index, message in enumerate(turn):
+        calls = tool_calls(message)
+        if calls:
+            groups.append(calls)
+            last = index
+        if isinstance(message, ToolMessage):
+            results.setdefault(message.tool_call_id, message)
+            artifact = verdict(message).artifact or {}
+            if isinstance(artifact.get("approval"), str):
+                policy = artifact.get("policy")
+                policy = policy if isinstance(policy, str) else None
+                approvals.append((message.tool_call_id, artifact["approval"], policy))
+    step = _in_call_order(groups[-1], turn[last + 1 :]) if groups else []
+    valid = [verdict(m) for m in results.values() if verdict(m).artifact is not None]
+    in_place = sum(in_place_retries(v.message) for v in valid)
+    return Turn(
+        parts=_parts(groups, results, verdict),
+        step=tuple(verdict(m) for m in step),
+        transients=sum(v.reason == "transient" for v in valid) + in_place,
+        in_place=in_place,
+        model_calls=sum(isinstance(m, AIMessage) for m in turn),
+        approvals=tuple(reversed(approvals)),
+    )
+
+
+def _in_call_order(
+    calls: Sequence[dict[str, Any]], after: Sequence[BaseMessage]
+) -> list[ToolMessage]:
+    order = {call["id"]: position for position, call in enumerate(calls)}
+    step: dict[str, ToolMessage] = {}
+    for message in after:
+        if isinstance(message, ToolMessage):
+            step.setdefault(message.tool_call_id, message)
+    return sorted(step.values(), key=lambda m: order.get(m.tool_call_id, len(order)))
+
+
+def _parts(
+    groups: Sequence[Sequence[dict[str, Any]]],
+    results: dict[str, ToolMessage],
+    verdict: Any,
+) -> tuple[Part, ...]:
+    """Group the turn's calls into parts, in the order the model first asked for them.
+
+    A call of a later model call retries an unsettled part of the same tool and takes its
+    place, even with other arguments: equal arguments pair first, then the tool's other
+    calls pair with its other unsettled parts in order; a call left over is a new part.
+    Calls of one AIMessage are always parts of their own. Results no AIMessage issued are
+    parts of their own, last.
+    """
+    parts: list[Part] = []
+    seen: set[str] = set()
+    for group in groups:
+        calls: list[Part] = []
+        for call in group:
+            call_id = str(call.get("id") or "")
+            if call_id not in seen:
+                seen.add(call_id)
+                result = results.get(call_id)
+                judged = verdict(result) if result is not None else None
+                name = str(call.get("name", ""))
+                calls.append(Part(call_id, name, call.get("args"), result, judged))
+        retried = _retry_pairs(parts, calls)
+        for index, part in enumerate(calls):
+            if index in retried:
+                parts[retried[index]] = part
+            else:
+                parts.append(part)
+    parts += [
+        Part(i, m.name or "", None, m, verdict(m)) for i, m in results.items() if i not in seen
+    ]
+    return tuple(parts)
+
+
+def _retry_pairs(parts: Sequence[Part], calls: Sequence[Part]) -> dict[int, int]:
+    """Return the index in ``parts`` each retrying call takes, by its index in ``calls``."""
+    pairs: dict[int, int] = {}
+    for name in dict.fromkeys(call.name for call in calls):
+        waiting = [i for i, part in enumerate(parts) if part.name == name and not part.settled]
+        asked = [i for i, call in enumerate(calls) if call.name == name]
+        for index in asked:
+            same = next((i for i in waiting if parts[i].args == calls[index].args), None)
+            if same is not None:
+                pairs[index] = same
+                waiting.remove(same)
+        pairs.update(zip((i for i in asked if i not in pairs), waiting, strict=False))
+    return pairs

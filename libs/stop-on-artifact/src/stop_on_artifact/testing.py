@@ -58,7 +58,13 @@ from pydantic import BaseModel, Field
 
 from stop_on_artifact import _artifact as builders
 from stop_on_artifact._approval import is_approval_request
-from stop_on_artifact._decision import StopDecision, final_text
+from stop_on_artifact._decision import (
+    ANSWER_SEPARATOR,
+    MODEL_CALL_LIMIT_MESSAGE,
+    RETRY_BUDGET_MESSAGE,
+    StopDecision,
+    final_text,
+)
 from stop_on_artifact.messages import (
     invocation_index,
     latest_tool_step,
@@ -68,6 +74,9 @@ from stop_on_artifact.messages import (
 
 __all__ = [
     "ANSWERED",
+    "ANSWER_SEPARATOR",
+    "MODEL_CALL_LIMIT_MESSAGE",
+    "RETRY_BUDGET_MESSAGE",
     "OUTCOMES",
     "Outcome",
     "Script",

@@ -1,0 +1,264 @@
+"""The decision core the router and the middleware are both built on.
+
+:class:`StopCore` holds the settings and texts, records a turn's settings at its first model
+call, reads them back for every later step, decides a tool step (streaming the decision as
+``{"stop_decision": ...}`` in ``stream_mode="custom"``), writes a hard stop's answer and runs
+a tool call with its in-place retries. Needs only langgraph (0.6 included).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from langchain_core.messages import BaseMessage
+from langgraph.config import get_config, get_stream_writer
+from langgraph.runtime import get_runtime
+
+from stop_on_artifact._decision import (
+    MODEL_CALL_LIMIT_MESSAGE,
+    NOT_DONE_MESSAGE,
+    RETRY_BUDGET_MESSAGE,
+    StopDecision,
+    check_texts,
+    decide,
+    final_text,
+    logger,
+)
+from stop_on_artifact._record import TURN_KEY, new_record, recorded_settings, starts_turn
+from stop_on_artifact._retry import aretry_in_place, retry_in_place
+from stop_on_artifact._settings import (
+    ParallelPolicy,
+    SettingsFromContext,
+    StopMode,
+    StopSettings,
+    given_settings,
+    settings_from_arguments,
+)
+from stop_on_artifact.messages import transient_count
+
+ToolT = TypeVar("ToolT")
+DecisionHook = Callable[[StopDecision, Sequence[BaseMessage]], None]
+"""Called with each decision and the messages it was made from (tracing, metrics)."""
+ModelCallHook = Callable[[Sequence[BaseMessage], "StopDecision | None"], None]
+"""Called after each model call with the messages so far and the turn's latest decision."""
+
+
+class StopCore:
+    """Settings, the turn's record, the decision, the answer and in-place retries.
+
+    Args:
+        stop_mode: What a stop does: ``hard`` (default), ``polish`` or ``never``.
+        parallel_policy: Several calls in one model turn: ``all`` (default), ``priority``,
+            ``any``.
+        max_retries: Transient outcomes allowed per user message, 0 to 50; default 2.
+        max_model_calls: Model calls allowed per user message, 1 to 50; default 6.
+        retry_in_place: Retry a transient call in place before the model hears of it.
+        initial_delay: Seconds before the first in-place retry, 0 to 5; default 0.
+        backoff_factor: Multiplier of that delay per retry, 1 to 10; default 2.
+        max_delay: Longest in-place wait, at most 5 s.
+        settings: All of these at once, instead of the flat arguments.
+        from_context: Let the run that starts a turn replace a setting with a value its
+            context set (:meth:`StopSettings.for_run`); by default the constructor's
+            settings hold for every run and a context naming one is logged once as ignored.
+        settings_from_context: Your own ``(context) -> StopSettings | None`` instead.
+        on_decision: Called with every decision, after it is streamed.
+        on_model_call: Called by the middleware after every model call (a hand-built
+            graph's model node calls the model itself).
+        retry_budget_message: A hard stop's closing line when the retry budget is spent.
+        model_call_limit_message: Its closing line when the model-call cap ends the run.
+        not_done_message: The line for a part left undone whose tool wrote no ``not_done``
+            (placeholders ``{where}``, ``{tool}``, ``{why}``).
+
+    Raises:
+        TypeError: If ``settings`` comes with a flat argument or is not a
+            :class:`StopSettings`, or both ``from_context`` and ``settings_from_context``.
+        ValueError: If an argument is outside its allowed values (named, never quoted).
+    """
+
+    def __init__(
+        self,
+        *,
+        stop_mode: StopMode | None = None,
+        parallel_policy: ParallelPolicy | None = None,
+        max_retries: int | None = None,
+        max_model_calls: int | None = None,
+        retry_in_place: bool | None = None,
+        initial_delay: float | None = None,
+        backoff_factor: float | None = None,
+        max_delay: float | None = None,
+        settings: StopSettings | None = None,
+        from_context: bool = False,
+        settings_from_context: SettingsFromContext | None = None,
+        on_decision: DecisionHook | None = None,
+        on_model_call: ModelCallHook | None = None,
+        retry_budget_message: str = RETRY_BUDGET_MESSAGE,
+        model_call_limit_message: str = MODEL_CALL_LIMIT_MESSAGE,
+        not_done_message: str = NOT_DONE_MESSAGE,
+    ) -> None:
+        """Validate and keep the settings and texts."""
+        if from_context and settings_from_context is not None:
+            msg = "pass from_context=True or settings_from_context=, not both"
+            raise TypeError(msg)
+        flat = {
+            "stop_mode": stop_mode,
+            "parallel_policy": parallel_policy,
+            "max_retries": max_retries,
+            "max_model_calls": max_model_calls,
+            "retry_in_place": retry_in_place,
+            "initial_delay": initial_delay,
+            "backoff_factor": backoff_factor,
+            "max_delay": max_delay,
+        }
+        self.settings = settings_from_arguments(type(self).__name__, settings, flat)
+        check_texts(
+            not_done_message,
+            retry_budget_message=retry_budget_message,
+            model_call_limit_message=model_call_limit_message,
+        )
+        self.texts = {
+            "retry_budget_message": retry_budget_message,
+            "model_call_limit_message": model_call_limit_message,
+            "not_done_message": not_done_message,
+        }
+        self.from_context = bool(from_context)
+        self.settings_from_context = settings_from_context
+        self.on_decision = on_decision
+        self.on_model_call = on_model_call
+        self._told_ignored = False
+
+    @property
+    def per_run(self) -> bool:
+        """Whether a run's context may change the settings a turn records."""
+        return self.from_context or self.settings_from_context is not None
+
+    def settings_for(self, context: object) -> StopSettings:
+        """Return the settings a turn started by a run with ``context`` records.
+
+        Raises:
+            TypeError: If ``settings_from_context`` returns neither StopSettings nor None.
+        """
+        if self.settings_from_context is not None:
+            chosen = self.settings_from_context(context)
+            if chosen is not None and not isinstance(chosen, StopSettings):
+                msg = (
+                    "settings_from_context must return StopSettings or None, not "
+                    f"{type(chosen).__name__}"
+                )
+                raise TypeError(msg)
+            return chosen or self.settings
+        return self.settings.for_run(context) if self.from_context else self.settings
+
+    def turn_update(
+        self, messages: Sequence[BaseMessage], context: object = None
+    ) -> dict[str, Any]:
+        """Return what a model node adds to its reply: a new turn's record, else ``{}``.
+
+        When the last message is the user's, ``{"stop_decision": None, "stop_turn": ...}``
+        records the settings this run resolves (``context`` None reads the running
+        graph's); the whole turn, resumes included, then runs under them.
+        """
+        if not starts_turn(messages):
+            return {}
+        if context is None:
+            context, _ = _run_context()
+        if not self.per_run and not self._told_ignored and given_settings(context):
+            self._told_ignored = True
+            logger.warning(
+                "The run's context sets %s, which %s ignores: its constructor's settings hold "
+                "for every run; pass from_context=True to let a run's context set them",
+                ", ".join(sorted(given_settings(context))),
+                type(self).__name__,
+            )
+        return {"stop_decision": None, TURN_KEY: new_record(messages, self.settings_for(context))}
+
+    def turn_settings(self, state: Mapping[str, Any]) -> StopSettings:
+        """Return the settings the current turn recorded at its start.
+
+        Raises:
+            StateSchemaError: If the state holds no record of the turn.
+        """
+        if not self.per_run:
+            return recorded_settings(state, type(self).__name__)
+        context, run = _run_context()
+        return recorded_settings(state, type(self).__name__, self.settings_for(context), run)
+
+    def decide_step(
+        self, state: Mapping[str, Any], new: Sequence[BaseMessage], settings: StopSettings
+    ) -> dict[str, StopDecision]:
+        """Decide the tool step ``new`` ends under ``settings``; stream it, call the hook."""
+        messages = [*(state.get("messages") or []), *new]
+        decision = decide(messages, settings)
+        get_stream_writer()({"stop_decision": dict(decision)})
+        logger.info(
+            "stop decision: action=%s rule=%s tool=%s",
+            decision["action"],
+            decision["rule"],
+            decision["tool"],
+        )
+        if self.on_decision is not None:
+            self.on_decision(decision, messages)
+        return {"stop_decision": decision}
+
+    def answer(self, decision: StopDecision, messages: Sequence[BaseMessage]) -> str:
+        """Return a hard stop's answer in these texts (:func:`stop_on_artifact.final_text`)."""
+        return final_text(decision, messages, **self.texts)
+
+    @staticmethod
+    def polishing(state: Mapping[str, Any]) -> bool:
+        """Return whether the next model call is the one polish call after a stop."""
+        if starts_turn(state.get("messages") or []):
+            return False  # the decision left in the state is the last turn's
+        decision = state.get("stop_decision")
+        return decision is not None and decision["action"] == "stop"
+
+    def in_place_retries_left(self, state: Mapping[str, Any]) -> int:
+        """Return the in-place retries a call of the next tool step may run."""
+        return _retries_left(self.turn_settings(state), state)
+
+    def run_tool(self, run: Callable[[], ToolT], state: Mapping[str, Any]) -> ToolT:
+        """Run one tool call, retried in place while transient if ``retry_in_place`` is on."""
+        settings = self.turn_settings(state)
+        if not settings.retry_in_place:
+            return run()
+        retries = _retries_left(settings, state)
+        return retry_in_place(
+            run,
+            retries=retries,
+            initial_delay=settings.initial_delay,
+            backoff_factor=settings.backoff_factor,
+            max_delay=settings.max_delay,
+        )
+
+    async def arun_tool(
+        self, run: Callable[[], Awaitable[ToolT]], state: Mapping[str, Any]
+    ) -> ToolT:
+        """Async twin of :meth:`run_tool`."""
+        settings = self.turn_settings(state)
+        if not settings.retry_in_place:
+            return await run()
+        retries = _retries_left(settings, state)
+        return await aretry_in_place(
+            run,
+            retries=retries,
+            initial_delay=settings.initial_delay,
+            backoff_factor=settings.backoff_factor,
+            max_delay=settings.max_delay,
+        )
+
+
+def _retries_left(settings: StopSettings, state: Mapping[str, Any]) -> int:
+    if not settings.retry_in_place:
+        return 0
+    return max(0, settings.max_retries - transient_count(state.get("messages") or []))
+
+
+def _run_context() -> tuple[object, str]:
+    """Return the running graph's context and run id; ``(None, "")`` outside a run."""
+    try:
+        context = get_runtime().context
+        config = get_config()
+    except RuntimeError:
+        return None, ""
+    run = (config.get("metadata") or {}).get("run_id") or config.get("run_id") or ""
+    return context, str(run)
