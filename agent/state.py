@@ -61,5 +61,5 @@ class State(InputState):
     """The library's record of the stop settings this turn runs under."""
     spend_cap_verdict: NotRequired[dict[str, Any] | None]
     """The spend-cap verdict on the latest model turn's calls (the library's
-    :class:`~stop_on_artifact._policies.PolicyVerdict`, ``agent.policy.gate.verdict_key``),
+    verdict, ``agent.policy.gate.verdict_key``),
     recorded before any of them runs; the tools step applies it."""

@@ -338,7 +338,7 @@ def decomposition(result: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append(
             {
                 "component": "decide",
-                "what": "stop_on_artifact._decision.decide() alone, timed directly",
+                "what": "stop_on_artifact.decide() alone, timed directly",
                 **dict.fromkeys(
                     ("sync", "async", "sync_cpu", "async_cpu"),
                     {"median": cost["p50_us"], "ci95": None},
@@ -349,7 +349,7 @@ def decomposition(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 async def decide_cost(config: Config, queries: Sequence[Query]) -> dict[str, Any]:
-    """Time :func:`stop_on_artifact._decision.decide` alone, once per tool step, on real histories.
+    """Time :func:`stop_on_artifact.decide` alone, once per tool step, on real histories.
 
     Each query runs once under ``config``; every prefix of its final messages that ends a
     tool step is decided ``DECIDE_REPEATS`` times, with ``stop_mode=never``.

@@ -12,7 +12,7 @@ model's reply, the spend-cap verdict on its calls (the library's ``PolicyGate.re
 blocked (or, with ``on_policy_block="ask"``, first pauses the step with one approval
 request and applies the person's decisions; see :mod:`agent.policy`), runs a ``ToolNode``
 on the others (in the order the model issued them), then asks the core's
-:class:`~stop_on_artifact._router.StopRouter` about the step, which checkpoints the decision
+:class:`~stop_on_artifact.StopRouter` about the step, which checkpoints the decision
 under ``stop_decision``. ``finalize`` makes no model call: it relays the settled tools'
 content. Nothing here needs langgraph or langchain 1.x: the graph builds and runs on
 langgraph 0.6.6 with langchain-core 0.3 (``make compat``).

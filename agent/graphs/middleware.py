@@ -7,7 +7,7 @@ records its verdict on each reply's calls and wraps every tool call outermost, s
 policy denial is written before any stop is interpreted, and, with
 ``on_policy_block="ask"``, pauses the step in ``after_model`` (before any ``tools`` task
 starts) with one approval request; the core's
-:class:`~stop_on_artifact._middleware.StopOnArtifactMiddleware` reads the step in
+:class:`~stop_on_artifact.StopOnArtifactMiddleware` reads the step in
 ``before_model`` (which runs right after tools) and jumps to the end.
 """
 
