@@ -1,8 +1,8 @@
 """Answering an approval on a thread paused before turns kept their context.
 
 The approval request, its checks and the re-ask loop are the library's
-(:mod:`stop_on_artifact._policies`: ``approval_request``, ``decisions_problem``,
-``resume_shape_problem``, which the server's door in :mod:`agent.auth` calls). What is
+(:func:`stop_on_artifact.resume_problem` is the check the server's door in
+:mod:`agent.auth` calls). What is
 this app's own: a thread paused by an older release holds no turn context
 (:mod:`agent.turn`), and a client such as Agent Chat UI resumes with none, so such a resume
 runs with ``on_policy_block="ask"`` and the person's answer is honoured.

@@ -37,7 +37,7 @@ from typing import Any, Protocol
 
 import pydantic
 from langgraph_sdk import Auth
-from stop_on_artifact._policies import resume_shape_problem
+from stop_on_artifact import resume_problem
 
 from agent.context import Context
 from agent.turn import record_problem
@@ -228,7 +228,7 @@ def run_request_problems(request: Mapping[str, Any]) -> list[str]:
     ``langgraph dev`` passes the run's ``input``, ``context`` and ``stream_mode`` inside
     ``kwargs`` (a cron's inside ``payload``); Aegra passes them at the top level. All are
     read, a ``command``'s ``resume`` that is an object must have the shape of an approval
-    response (:func:`stop_on_artifact._policies.resume_shape_problem`), and neither ``input`` nor
+    response (:func:`stop_on_artifact.resume_problem`), and neither ``input`` nor
     ``command.update`` may set a record only the graph writes (:data:`agent.turn.RECORDS`).
 
     Args:
@@ -260,7 +260,7 @@ def run_request_problems(request: Mapping[str, Any]) -> list[str]:
         # decisions is checked against the pending request in the graph), so a bad one
         # is never queued and the thread stays paused. Any other value may resume a
         # breakpoint (interrupt_before) and goes through.
-        problem = resume_shape_problem(command["resume"])
+        problem = resume_problem(command["resume"])
         if problem is not None:
             problems.append(f"command.{problem}")
     modes = fields.get("stream_mode")

@@ -22,7 +22,7 @@ import math
 from typing import Any
 
 from langchain_core.messages import ToolCall
-from stop_on_artifact._policies import Block, PolicyGate, tool_policy
+from stop_on_artifact import Block, PolicyGate, tool_policy
 
 from agent.context import Context, resolve
 from agent.tools.checkout import purchase

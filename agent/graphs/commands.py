@@ -18,14 +18,13 @@ resume a thread whose last run failed.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.constants import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Send, StateSnapshot
-from stop_on_artifact._policies import is_approval_request
 
 from agent.approval import context_for_answer
 from agent.frameworks.langgraph import rebuild
@@ -88,7 +87,14 @@ def answers_approval(command: Command[Any], snapshot: StateSnapshot | None) -> b
     """Return True when ``command`` resumes a thread paused on an approval request."""
     if command.resume is None or snapshot is None:
         return False
-    return any(is_approval_request(i.value) for task in snapshot.tasks for i in task.interrupts)
+    return any(_is_approval_request(i.value) for task in snapshot.tasks for i in task.interrupts)
+
+
+def _is_approval_request(value: object) -> bool:
+    """Return True when an interrupt's value is a human-in-the-loop request."""
+    return isinstance(value, Mapping) and all(
+        isinstance(value.get(key), list) for key in ("action_requests", "review_configs")
+    )
 
 
 class CommandCheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):

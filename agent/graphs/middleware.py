@@ -29,8 +29,7 @@ from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Checkpointer, Command
-from stop_on_artifact import StopDecision, StopOnArtifactMiddleware
-from stop_on_artifact._policy_middleware import PolicyMiddleware
+from stop_on_artifact import PolicyMiddleware, StopDecision, StopOnArtifactMiddleware
 
 from agent.context import Context, resolve
 from agent.graphs.commands import checked

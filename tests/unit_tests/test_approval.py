@@ -16,13 +16,8 @@ from langchain.agents.middleware.human_in_the_loop import HITLRequest, HITLRespo
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 from pydantic import TypeAdapter
-from stop_on_artifact._policies import (
-    ResumeError,
-    decisions_problem,
-    read_decisions,
-    resume_shape_problem,
-    with_problem,
-)
+from stop_on_artifact import resume_problem
+from stop_on_artifact._approval import ResumeError, decisions_problem, read_decisions, with_problem
 
 from agent.auth import run_request_problems
 from agent.graphs.commands import CommandError
@@ -292,7 +287,7 @@ def test_only_an_approved_call_that_timed_out_carries_its_approval_to_the_retry(
 def test_the_door_checks_the_shape_of_a_resume_never_quoting_it(
     resume: Any, problem: str | None
 ) -> None:
-    found = resume_shape_problem(resume)
+    found = resume_problem(resume)
     if problem is None:
         assert found is None
         assert run_request_problems({"kwargs": {"command": {"resume": resume}}}) == []

@@ -18,8 +18,16 @@ from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.runtime import Runtime
-from stop_on_artifact import StopRouter, StopState, completed, transient
-from stop_on_artifact._policies import Block, PolicyGate, ToolPolicy, tool_policy
+from stop_on_artifact import (
+    Block,
+    PolicyGate,
+    StopRouter,
+    StopState,
+    ToolPolicy,
+    completed,
+    tool_policy,
+    transient,
+)
 from stop_on_artifact.messages import message_text
 from stop_on_artifact.testing import ScriptedChatModel, tool_call
 

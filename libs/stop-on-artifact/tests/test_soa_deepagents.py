@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from stop_on_artifact._policies import Block, tool_policy
+from stop_on_artifact import Block, tool_policy
 from stop_on_artifact.messages import message_text
 from stop_on_artifact.testing import (
     ScriptedChatModel,

@@ -19,7 +19,7 @@ LIBRARY = Path(__file__).resolve().parents[1]
 PACKAGE = LIBRARY / "src" / "stop_on_artifact"
 STDLIB = {"__future__", "collections", "dataclasses", "logging", "typing", "json", "re", "string"}
 STDLIB |= {"asyncio", "contextvars", "time"}  # in_place: the waits between retries
-STDLIB |= {"threading"}  # one run uses an answer
+STDLIB |= {"threading"}  # _approval: one run uses an answer
 STDLIB |= {"functools"}  # the turn record's settings, validated once
 ALLOWED = STDLIB | {"typing_extensions", "pydantic", "langchain_core", "langgraph"}
 
@@ -54,9 +54,19 @@ def test_the_package_is_typed() -> None:
     assert (PACKAGE / "py.typed").is_file()
 
 
-def imports(path: Path) -> list[str]:
+def imports(path: Path, typing_only: bool = False) -> list[str]:
+    """The modules ``path`` imports; with ``typing_only``, only under ``if TYPE_CHECKING:``."""
+    tree = ast.parse(path.read_text("utf-8"))
+    guarded = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"
+    ]
+    typing = {id(node) for block in guarded for stmt in block.body for node in ast.walk(stmt)}
     names: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for node in ast.walk(tree):
+        if (id(node) in typing) != typing_only:
+            continue
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -74,6 +84,8 @@ def test_the_core_imports_only_itself_and_its_two_libraries() -> None:
         "testing",
     }
     for path in modules:
+        for name in imports(path, typing_only=True):  # types only: langchain's own, say
+            assert name.split(".")[0] in ALLOWED | {"stop_on_artifact", "langchain"}, name
         for name in imports(path):
             root = name.split(".")[0]
             if root == "langchain":  # only the create_agent middleware needs langchain 1.x

@@ -13,16 +13,16 @@ from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from soa_policy_graphs import REFUSAL, REJECTED, Shop, Till, build, spend_cap
-from stop_on_artifact._decision import ANSWER_SEPARATOR
-from stop_on_artifact._policies import (
+from stop_on_artifact import (
     Block,
-    PolicyError,
     PolicyGate,
     ToolPolicy,
-    decisions_problem,
-    resume_shape_problem,
+    resume_problem,
     tool_policy,
 )
+from stop_on_artifact._approval import decisions_problem
+from stop_on_artifact._decision import ANSWER_SEPARATOR
+from stop_on_artifact._policies import PolicyError
 from stop_on_artifact.testing import approve, pending_approval, reject
 
 ASK = Shop(on_block="ask")
@@ -235,7 +235,7 @@ def test_bad_policies_are_refused_naming_the_field() -> None:
 
 def test_the_response_checks() -> None:
     assert decisions_problem({"decisions": [{"type": "approve"}]}, 1) is None
-    assert resume_shape_problem({"id-1": {"decisions": [{"type": "approve"}]}}) is None
-    problem = resume_shape_problem({"id-1": {"decisions": [{"type": "sk-secret"}]}})
+    assert resume_problem({"id-1": {"decisions": [{"type": "approve"}]}}) is None
+    problem = resume_problem({"id-1": {"decisions": [{"type": "sk-secret"}]}})
     assert problem is not None and problem.startswith("resume.<interrupt id>.decisions[0].type")
     assert "sk-secret" not in problem

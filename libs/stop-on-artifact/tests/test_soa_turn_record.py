@@ -28,8 +28,15 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command
 from soa_graphs import has_middleware
 from soa_policy_graphs import Till, shopper
-from stop_on_artifact import StateSchemaError, StopRouter, StopState
-from stop_on_artifact._policies import ApprovalUsedError, Block, PolicyGate, tool_policy
+from stop_on_artifact import (
+    ApprovalUsedError,
+    Block,
+    PolicyGate,
+    StateSchemaError,
+    StopRouter,
+    StopState,
+    tool_policy,
+)
 from stop_on_artifact.testing import ScriptedChatModel, pending_approval
 from typing_extensions import TypedDict
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from stop_on_artifact._adopt import adopt
-from stop_on_artifact._approval import resume_shape_problem as resume_problem
+from stop_on_artifact._approval import ApprovalUsedError, resume_problem
 from stop_on_artifact._artifact import (
     InvalidArtifactError,
     Reason,
@@ -27,7 +27,6 @@ from stop_on_artifact._artifact import (
     policy_block,
     transient,
 )
-from stop_on_artifact._claims import ApprovalUsedError
 from stop_on_artifact._decision import StopDecision, decide, final_text, is_hard_stop
 from stop_on_artifact._policies import Block, PolicyGate, ToolPolicy, tool_policy
 from stop_on_artifact._record import StateSchemaError, StopState

@@ -1,132 +1,43 @@
-"""Asking a person about tool calls: langchain's human-in-the-loop request and response.
+"""Asking a person about tool calls with langchain's human-in-the-loop request, as plain dicts.
 
-A policy that would refuse a call can pause the run instead, with a LangGraph
-``interrupt()`` whose value is the request of langchain's ``HumanInTheLoopMiddleware``
-(``action_requests`` + ``review_configs``), which Agent Chat UI and Studio draw as an
-approval card. The run goes on with ``Command(resume=...)`` holding that middleware's
-response (``{"decisions": [...]}``, one decision per action, in order). Only ``approve``
-and ``reject`` are offered.
-
-:func:`decisions_problem` checks a response, naming the field and never quoting a value.
-A malformed response does not fail the run: a failed run marks the thread ``error``, and
-a server may then refuse every later resume, so the approval would be lost. :func:`ask`
-asks again instead: the run ends paused on the same actions, whose descriptions now begin
-with what was wrong (:func:`with_problem`), and the next resume answers.
-
-The values are plain dicts of langchain's shape, so this module needs only langgraph (and
-runs on langgraph 0.6.6, where langchain's middleware does not exist). The names are
-also exported by :mod:`stop_on_artifact._policies`.
+A malformed answer never fails the run (a server may refuse every resume of a failed thread):
+the same actions are asked again, led by what was wrong. Needs only langgraph (0.6.6 too).
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NotRequired, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
+from langgraph.config import get_config
 from langgraph.types import interrupt
-from typing_extensions import TypedDict
 
-__all__ = [
-    "ALLOWED_DECISIONS",
-    "MAX_REASON_CHARS",
-    "ActionRequest",
-    "ApprovalDecision",
-    "ApprovalOutcome",
-    "ApprovalRequest",
-    "ResumeError",
-    "ReviewConfig",
-    "approval_request",
-    "ask",
-    "decisions_problem",
-    "is_approval_request",
-    "read_decisions",
-    "reject_reason",
-    "resume_shape_problem",
-    "with_problem",
-]
+if TYPE_CHECKING:
+    from langchain.agents.middleware import human_in_the_loop as hitl
 
+    Action: TypeAlias = hitl.ActionRequest
+    Decision: TypeAlias = hitl.ApproveDecision | hitl.RejectDecision
 
-class ActionRequest(TypedDict):
-    """One call a person is asked about (langchain's ``ActionRequest``)."""
-
-    name: str
-    """The tool's name."""
-    args: dict[str, Any]
-    """The call's arguments, as the model issued them."""
-    description: NotRequired[str]
-    """The one line a person approves against (Markdown)."""
-
-
-class ReviewConfig(TypedDict):
-    """The decisions allowed on one action (langchain's ``ReviewConfig``)."""
-
-    action_name: str
-    """The tool's name."""
-    allowed_decisions: list[str]
-    """Always ``["approve", "reject"]`` here."""
-
-
-class ApprovalRequest(TypedDict):
-    """The interrupt's value (langchain's ``HITLRequest``)."""
-
-    action_requests: list[ActionRequest]
-    """One per asked call, in call order."""
-    review_configs: list[ReviewConfig]
-    """One per action, in the same order."""
-
-
-class ApprovalDecision(TypedDict):
-    """A person's decision on one action: ``{"type": "approve"}`` or a reject."""
-
-    type: Literal["approve", "reject"]
-    """What the person decided."""
-    message: NotRequired[str | None]
-    """A reject's optional reason (it reaches the answer escaped and cut, never metadata)."""
-
-
-ApprovalOutcome = Literal["approved", "rejected"]
-"""What a person decided about a call they were asked about, recorded as ``approval``."""
-
-ALLOWED_DECISIONS: tuple[str, ...] = ("approve", "reject")
-"""The decision types every action request here allows."""
-
-MAX_REASON_CHARS = 200
-"""Longest part of a reject decision's ``message`` that reaches the answer."""
+ALLOWED_DECISIONS = ("approve", "reject")
+MAX_REASON_CHARS = 200  # the longest part of a reject's reason that reaches the answer
+_claims: OrderedDict[tuple[str, str], str] = OrderedDict()  # (thread, task) -> the run
+_lock = threading.Lock()
 
 
 class ResumeError(ValueError):
     """A resume value that does not answer the pending approval request."""
 
 
-def approval_request(actions: Sequence[ActionRequest]) -> ApprovalRequest:
-    """Return the interrupt value asking about ``actions``: one review config each.
-
-    Args:
-        actions: One ``{"name", "args", "description"}`` per call to ask about, in the
-            order the model issued the calls.
-
-    Returns:
-        ``{"action_requests": [...], "review_configs": [...]}``.
-    """
-    configs: list[ReviewConfig] = [
-        {"action_name": action["name"], "allowed_decisions": ["approve", "reject"]}
-        for action in actions
-    ]
-    return {"action_requests": list(actions), "review_configs": configs}
+class ApprovalUsedError(RuntimeError):
+    """Another run already used the answer to this pause: nothing of the step ran twice."""
 
 
-def with_problem(request: ApprovalRequest, problem: str) -> ApprovalRequest:
-    """Return ``request`` asked again after a malformed answer, saying what was wrong.
-
-    Args:
-        request: The request the answer did not fit.
-        problem: From :func:`decisions_problem`: names a field, quotes no value.
-
-    Returns:
-        The same actions and review configs, each description led by the problem.
-    """
+def with_problem(request: hitl.HITLRequest, problem: str) -> hitl.HITLRequest:
+    """Return ``request`` asked again, each description led by what was wrong."""
     note = f"The last answer could not be used: {problem}."
-    actions: list[ActionRequest] = [
+    actions: list[hitl.ActionRequest] = [
         {**action, "description": f"{note}\n\n{action.get('description', '')}".rstrip()}
         for action in request["action_requests"]
     ]
@@ -134,33 +45,13 @@ def with_problem(request: ApprovalRequest, problem: str) -> ApprovalRequest:
 
 
 def is_approval_request(value: object) -> bool:
-    """Return True when an interrupt's value is a human-in-the-loop request.
-
-    Args:
-        value: An interrupt's value.
-
-    Returns:
-        Whether it holds ``action_requests`` and ``review_configs`` lists.
-    """
-    return (
-        isinstance(value, Mapping)
-        and isinstance(value.get("action_requests"), list)
-        and isinstance(value.get("review_configs"), list)
-    )
+    """Return True when an interrupt's value holds ``action_requests`` and ``review_configs``."""
+    keys = ("action_requests", "review_configs")
+    return isinstance(value, Mapping) and all(isinstance(value.get(k), list) for k in keys)
 
 
 def decisions_problem(response: object, expected: int | None) -> str | None:
-    """Return what is wrong with a resume value, or None when it answers the request.
-
-    Args:
-        response: What ``Command(resume=...)`` carried for this interrupt.
-        expected: How many actions the request holds; None checks the shape alone (at a
-            server's door, where the pending request is not known).
-
-    Returns:
-        A message naming the field (``resume``, ``resume.decisions``,
-        ``resume.decisions[i].type``, ...) and the expected form; never a value.
-    """
+    """Name the field wrong in a resume for ``expected`` actions (None: any), never a value."""
     if not isinstance(response, Mapping) or "decisions" not in response:
         return (
             "resume must be an object {'decisions': [...]} with one decision per action "
@@ -184,82 +75,65 @@ def decisions_problem(response: object, expected: int | None) -> str | None:
     return None
 
 
-def resume_shape_problem(resume: object) -> str | None:
-    """Check a run's ``command.resume`` at a server's door, before any run is queued.
-
-    Only the shape of an approval response is checked (the pending request, and so the
-    number of decisions it needs, is the graph's to know): ``{"decisions": [...]}``, or a
-    map from interrupt ids to such objects.
-
-    Args:
-        resume: The ``resume`` of a run request's ``command``.
-
-    Returns:
-        A message naming the field and the expected form (never a value), or None.
-    """
+def resume_problem(resume: object) -> str | None:
+    """Check a run's ``command.resume`` at a server's door, by itself or by interrupt id."""
     if isinstance(resume, Mapping) and "decisions" not in resume and resume:
         if all(isinstance(value, Mapping) for value in resume.values()):
             for value in resume.values():  # keyed by interrupt id
-                problem = decisions_problem(value, None)
-                if problem is not None:
+                if (problem := decisions_problem(value, None)) is not None:
                     return problem.replace("resume", "resume.<interrupt id>", 1)
             return None
     return decisions_problem(resume, None)
 
 
-def ask(request: ApprovalRequest) -> list[ApprovalDecision]:
-    """Pause with ``request`` until a resume answers it; return the decisions.
-
-    A malformed answer is asked again (:func:`with_problem`) rather than failing the run.
-    On resume the calling node runs again from its start; every answer given so far comes
-    back from ``interrupt()`` in order, so the loop reaches the same point each time.
-
-    Args:
-        request: The approval request.
-
-    Returns:
-        One approve or reject decision per action, in order.
-    """
-    expected = len(request["action_requests"])
-    asked = request
-    while True:
-        answer = interrupt(asked)
-        problem = decisions_problem(answer, expected)
-        if problem is None:
-            return read_decisions(answer, expected)
-        asked = with_problem(request, problem)
-
-
-def read_decisions(response: object, expected: int) -> list[ApprovalDecision]:
-    """Return the decisions of a resume value, checked.
-
-    Args:
-        response: What ``interrupt()`` returned.
-        expected: How many actions the request holds.
-
-    Returns:
-        One approve or reject decision per action, in order.
-
-    Raises:
-        ResumeError: If the value does not answer the request; the message names the
-            field, never a value.
-    """
-    problem = decisions_problem(response, expected)
-    if problem is not None:
+def read_decisions(response: object, expected: int) -> list[Decision]:
+    """Return a resume value's decisions; :class:`ResumeError` names the field if it is wrong."""
+    if (problem := decisions_problem(response, expected)) is not None:
         raise ResumeError(problem)
-    return cast("list[ApprovalDecision]", list(cast("Mapping[str, Any]", response)["decisions"]))
+    return list(cast("Mapping[str, Any]", response)["decisions"])
 
 
 def reject_reason(decision: Mapping[str, Any]) -> str | None:
-    """Return a reject decision's reason, or None when it gave none.
-
-    Args:
-        decision: One decision of a response.
-
-    Returns:
-        The reason, when the decision rejects with a non-blank message.
-    """
-    if decision.get("type") != "reject":
-        return None
-    message = decision.get("message")
+    """Return a reject decision's non-blank reason, or None."""
+    message = decision.get("message") if decision.get("type") == "reject" else None
     return message if isinstance(message, str) and message.strip() else None
+
+
+def ask(actions: Sequence[hitl.ActionRequest]) -> list[Decision]:
+    """Pause until a resume answers ``actions`` (a malformed answer is asked again); claim it.
+
+    A resume re-runs the node and ``interrupt()`` replays every answer so far.
+    """
+    configs = [
+        {"action_name": a["name"], "allowed_decisions": ["approve", "reject"]} for a in actions
+    ]
+    request: Any = {"action_requests": list(actions), "review_configs": configs}
+    asked = request
+    while (problem := decisions_problem(answer := interrupt(asked), len(actions))) is not None:
+        asked = with_problem(request, problem)
+    claim_answer()
+    return read_decisions(answer, len(actions))
+
+
+def claim_answer() -> None:
+    """Claim the answered pause for this run; :class:`ApprovalUsedError` if another run did.
+
+    Two runs resumed from one checkpoint share the thread and the asking task's namespace.
+    """
+    try:
+        config = get_config()
+    except RuntimeError:  # outside a graph run: nothing to race with
+        return
+    configurable = config.get("configurable") or {}
+    if (thread := configurable.get("thread_id")) is None:
+        return
+    key = (str(thread), str(configurable.get("checkpoint_ns", "")))
+    owner = str(getattr(config.get("callbacks"), "parent_run_id", None) or id(config))
+    with _lock:
+        if _claims.get(key, owner) != owner:
+            msg = "another run already used the answer to this approval; nothing ran twice"
+            raise ApprovalUsedError(msg)
+        _claims[key] = owner
+        _claims.move_to_end(key)
+        if len(_claims) > 10_000:
+            _claims.popitem(last=False)
