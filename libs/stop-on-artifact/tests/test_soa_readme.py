@@ -1,82 +1,56 @@
 """The library README's blocks and the classes' ``Example:`` blocks, run exactly as printed.
 
-The hand-built graph runs everywhere, under every ``stop_mode``; the create_agent blocks need
-the ``[langchain]`` extra, and where it is missing (langgraph 0.6.6) the middleware's import
-error is checked instead. Every function the README names is in a public ``__all__``.
+The README's Python blocks, in order: ``create_agent``, policies, a hand-built graph,
+``create_deep_agent``. Each asserts what it shows. The hand-built graph needs only langgraph
+and runs everywhere; the ``create_agent`` blocks need the ``[langchain]`` extra, and where it
+is missing (langgraph 0.6.6) the middleware's import error is checked instead; the deepagents
+block runs where deepagents is installed. Every function the README names is public, and the
+README stays at most 8,000 bytes.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
+import importlib.util
 import inspect
 import io
 import re
 import sys
 import textwrap
 import types
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_type_hints
 
 import pytest
 import stop_on_artifact
-import stop_on_artifact._policies
-import stop_on_artifact._retry
 import stop_on_artifact.messages
 import stop_on_artifact.testing
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from soa_graphs import has_middleware
+from stop_on_artifact import StopDecision, StopRouter, StopSettings
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+MAX_BYTES = 8_000
 BLOCK = re.compile(r"```python\n(.*?)```", flags=re.S)
-HARD = 'router = StopRouter(stop_mode="hard")'
+NAMES = ("create_agent", "policies", "hand_built", "deep_agent")
+CONTINUES = "This block continues the first one"
+"""The line before a block that runs in the first block's namespace."""
+NEEDS = {"create_agent": "langchain", "policies": "langchain", "deep_agent": "deepagents"}
 
 
-CONTINUES = "This block continues the one above"
+def text() -> str:
+    return README.read_text("utf-8")
 
 
-def blocks() -> list[str]:
-    found = BLOCK.findall(README.read_text("utf-8"))
-    hand_built, with_middleware, _, _, adopting, testing = found
-    return [hand_built, with_middleware, adopting, testing]
+def blocks() -> dict[str, str]:
+    found = BLOCK.findall(text())
+    assert len(found) == len(NAMES), f"the README has {len(found)} Python blocks"
+    return dict(zip(NAMES, found, strict=True))
 
 
-def test_the_install_lines_name_a_path_in_a_clone() -> None:
-    text = README.read_text("utf-8")
-    [install] = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
-    for line in install.strip().splitlines():
-        assert line.startswith("pip install ")
-        target = line.split("#")[0].split(maxsplit=2)[2].strip().strip('"').split("[")[0]
-        assert target == "./libs/stop-on-artifact"
-        assert (README.parent / "pyproject.toml").is_file()
-    assert "from a clone of this repository" in text
-
-
-def paragraph_before(text: str, block: str) -> str:
+def paragraph_before(block: str) -> str:
     """The paragraph just above a fenced block."""
-    opening = text.index("```python\n" + block)
-    return text[:opening].rstrip().rsplit("\n\n", 1)[1]
-
-
-def test_a_block_that_needs_another_says_so_in_the_line_before() -> None:
-    text = README.read_text("utf-8")
-    hand_built, with_middleware, adopting, testing = blocks()
-    assert paragraph_before(text, with_middleware).startswith(CONTINUES)
-    for block in (hand_built, adopting, testing):  # on their own
-        assert CONTINUES not in paragraph_before(text, block)
-
-
-def policy_blocks() -> list[str]:
-    _, _, gate, middleware, _, _ = BLOCK.findall(README.read_text("utf-8"))
-    return [gate, middleware]
-
-
-def test_the_policy_blocks_say_what_they_continue() -> None:
-    text = README.read_text("utf-8")
-    gate, middleware = policy_blocks()
-    assert "continues the hand-built block" in " ".join(paragraph_before(text, gate).split())
-    assert paragraph_before(text, middleware).startswith(CONTINUES)
+    opening = text().index("```python\n" + block)
+    return text()[:opening].rstrip().rsplit("\n\n", 1)[1]
 
 
 def runner(monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], Any]:
@@ -93,69 +67,67 @@ def runner(monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], Any]:
     return namespace, run
 
 
-def test_the_readme_examples_run_as_printed(monkeypatch: pytest.MonkeyPatch) -> None:
-    hand_built, with_middleware, adopting, testing = blocks()
-    namespace, run = runner(monkeypatch)
-    printed = run("adopt", adopting)
-    assert printed == "{'stop': False, 'reason': 'transient', 'error': 'TimeoutError'}\n"
-    assert "eta.internal" not in str(namespace["eta"].invoke(namespace["call"]).content)
-    assert run("hand-built", hand_built) == "completed | # Refunds\n"
-    assert len([m for m in namespace["result"]["messages"] if m.type == "ai"]) == 2
-    if not has_middleware():  # the block imports langchain first; the middleware names the extra
-        with pytest.raises(ImportError, match="langchain"):
-            run("create_agent", with_middleware)
+def test_the_readme_is_at_most_8000_bytes() -> None:
+    size = len(README.read_bytes())
+    assert size <= MAX_BYTES, f"README.md is {size} bytes"
+
+
+def test_the_install_line_names_a_path_in_a_clone() -> None:
+    [install] = re.findall(r"```bash\n(.*?)```", text(), flags=re.S)
+    for line in install.strip().splitlines():
+        assert line.startswith("pip install ")
+        target = line.split("#")[0].split(maxsplit=2)[2].strip().strip('"').split("[")[0]
+        assert target == "./libs/stop-on-artifact"
+        assert (README.parent / "pyproject.toml").is_file()
+    assert "from a clone of this repository" in " ".join(text().split())
+
+
+def test_the_blocks_come_in_the_order_the_sections_promise() -> None:
+    found = blocks()
+    assert "create_agent(" in found["create_agent"]
+    assert found["policies"].index("PolicyMiddleware(") < found["policies"].index(
+        "StopOnArtifactMiddleware()"
+    )
+    assert "checkpointer=" in found["policies"]
+    assert "StopRouter(" in found["hand_built"]
+    assert "from langchain." not in found["hand_built"]  # the floor: langgraph only
+    assert "create_deep_agent(" in found["deep_agent"]
+    assert "middleware=[" in found["deep_agent"]
+
+
+def test_a_block_that_needs_another_says_so_in_the_line_before() -> None:
+    found = blocks()
+    assert paragraph_before(found["deep_agent"]).startswith(CONTINUES)
+    for name in ("create_agent", "policies", "hand_built"):  # on their own
+        assert CONTINUES not in paragraph_before(found[name])
+
+
+def needs(name: str) -> bool:
+    """Return whether what block ``name`` needs is installed."""
+    if NEEDS.get(name) == "langchain":
+        return has_middleware()
+    if NEEDS.get(name) == "deepagents":  # on langchain 1.x, like the first block it continues
+        return has_middleware() and importlib.util.find_spec("deepagents") is not None
+    return True
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_readme_block_runs_as_printed(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    found = blocks()
+    _, run = runner(monkeypatch)
+    continued = paragraph_before(found[name]).startswith(CONTINUES)
+    if not needs(name):
+        if NEEDS[name] == "deepagents":
+            pytest.skip("deepagents is a dev dependency only")
+        with pytest.raises(ImportError, match="langchain"):  # the block imports langchain first
+            run(name, found[name])
         with pytest.raises(ImportError, match=r"stop-on-artifact\[langchain\]"):
             exec("from stop_on_artifact import StopOnArtifactMiddleware", {})  # noqa: S102
         return
-    assert run("create_agent", with_middleware) == (
-        "fatal | Nothing in the handbook matches that.\n"
-    )
-    assert run("testing", testing) == ""
-    exec(testing, {})  # noqa: S102 - in a namespace of its own: it runs alone
-
-
-@pytest.mark.parametrize(
-    ("mode", "tools_per_call", "rule"),
-    [
-        ("hard", [["lookup"]], "completed"),
-        ("polish", [["lookup"], []], "completed"),  # the polish call binds no tool
-        ("never", [["lookup"], ["lookup"]], "stop_mode_never"),
-    ],
-)
-def test_the_readme_hand_built_graph_is_right_in_every_mode(
-    monkeypatch: pytest.MonkeyPatch, mode: str, tools_per_call: list[list[str]], rule: str
-) -> None:
-    hand_built = blocks()[0]
-    assert HARD in hand_built
-    namespace, run = runner(monkeypatch)
-    seen: list[list[str]] = []
-
-    def spy(script: Any) -> Any:
-        def spied(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
-            seen.append([tool["function"]["name"] for tool in tools])
-            reply: AIMessage = script(messages, tools)
-            return reply
-
-        return spied
-
-    namespace["spy"] = spy
-    block = hand_built.replace(HARD, f'router = StopRouter(stop_mode="{mode}")').replace(
-        'script=call_then_answer("lookup")', 'script=spy(call_then_answer("lookup"))'
-    )
-    printed = run(f"hand-built-{mode}", block)
-    assert printed.startswith(f"{rule} | ")
-    assert seen == tools_per_call
-    last = namespace["result"]["messages"][-1]
-    assert isinstance(last, AIMessage) and not last.tool_calls
-    # A second turn on the same thread starts clean: the decision is cleared, tools bound.
-    router = namespace["router"]
-    state = {**namespace["result"], "messages": list(namespace["result"]["messages"])}
-    state["messages"].append(HumanMessage("and exchanges?"))
-    update = router.turn_update(state["messages"])
-    assert update["stop_decision"] is None
-    assert update["stop_turn"]["turn"] == f"#{len(state['messages']) - 1}"  # the message has no id
-    assert update["stop_turn"]["settings"]["stop_mode"] == mode
-    assert router.tools_for(state, ["lookup"]) == ["lookup"]
+    if continued:
+        run(NAMES[0], found[NAMES[0]])
+    assert run(name, found[name]) == ""  # every check is an assert in the block
+    assert "assert" in found[name]
 
 
 def examples(cls: type) -> list[str]:
@@ -193,45 +165,30 @@ def loaded(module: Any, name: str) -> Any:
         return None
 
 
-def test_every_function_the_readme_names_is_public() -> None:
-    text = README.read_text("utf-8")
-    public = set(stop_on_artifact.__all__) | set(stop_on_artifact.testing.__all__)
-    public |= set(stop_on_artifact.messages.__all__) | set(stop_on_artifact._retry.__all__)
-    public |= set(stop_on_artifact._policies.__all__)
-    modules: tuple[Any, ...] = (stop_on_artifact, stop_on_artifact.testing)
-    modules = (*modules, stop_on_artifact._policies)
-    if has_middleware():
-        policy_middleware = importlib.import_module("stop_on_artifact._policy_middleware")
-        public |= set(policy_middleware.__all__)
-        modules = (*modules, policy_middleware)
-    else:  # its __all__ as written: importing it needs langchain 1.x
-        source = Path(stop_on_artifact._policies.__file__).with_name("policy_middleware.py")
-        listed = source.read_text("utf-8").split("__all__ = [", 1)[1].split("]", 1)[0]
-        public |= set(re.findall(r'"(\w+)"', listed))
+def public_names() -> set[str]:
+    """The three public ``__all__``, and the public attributes of the classes they list."""
+    modules = (stop_on_artifact, stop_on_artifact.testing, stop_on_artifact.messages)
+    public = {name for module in modules for name in module.__all__}
     classes = [c for m in modules for n in m.__all__ if isinstance(c := loaded(m, n), type)]
-    public |= {name for cls in classes for name in vars(cls) if not name.startswith("_")}
-    named = set(re.findall(r"`([A-Za-z_]\w*)\(", text))
-    imports = re.findall(r"from stop_on_artifact[\w.]* import (\([^)]*\)|[^\n]+)", text)
+    return public | {name for cls in classes for name in vars(cls) if not name.startswith("_")}
+
+
+def test_every_function_the_readme_names_is_public() -> None:
+    readme = text()
+    assert "stop_on_artifact._" not in readme, "the README names an internal module"
+    named = set(re.findall(r"`([A-Za-z_]\w*)\(", readme))
+    imports = re.findall(r"from stop_on_artifact[\w.]* import (\([^)]*\)|[^\n]+)", readme)
     for imported in imports:
         named |= {name.strip(" ()\n") for name in imported.split(",")} - {""}
     assert named, "the README names no function"
-    assert named <= public, sorted(named - public)
+    assert named <= public_names(), sorted(named - public_names())
 
 
-def test_the_readme_policy_examples_run_as_printed(monkeypatch: pytest.MonkeyPatch) -> None:
-    hand_built = blocks()[0]
-    gate, middleware = policy_blocks()
-    _, run = runner(monkeypatch)
-    run("hand-built", hand_built)
-    assert run("policies-hand-built", gate) == (
-        "policy_block | Above the 500 limit: not paid.\n"
-        "Pay 900, above the 500 limit?\n"
-        "approved | Paid 900.00.\n"
-    )
-    if not has_middleware():
-        with pytest.raises(ImportError, match="langchain"):
-            run("policies-create_agent", middleware)
-        return
-    assert run("policies-create_agent", middleware) == (
-        "rejected | Above the 500 limit: not paid.\n\n**Reason given:** over budget\n"
-    )
+def test_the_readme_names_every_setting_argument_and_rule() -> None:
+    readme = text()
+    arguments = set(inspect.signature(StopRouter.__init__).parameters) - {"self"}
+    arguments -= {"settings", "on_decision", "on_model_call"}  # named as a whole, or hooks
+    rules = set(get_args(get_type_hints(StopDecision)["rule"]))
+    assert "stop_mode_never" in rules
+    for name in set(StopSettings.model_fields) | arguments | rules:
+        assert f"`{name}" in readme, name
