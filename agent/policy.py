@@ -1,15 +1,15 @@
 """The demo's spend cap: a checkout above the context's ``spend_cap`` is refused or asked about.
 
-A :class:`~stop_on_artifact._policies.ToolPolicy` written against the library's public API
-(:mod:`stop_on_artifact._policies`); the library refuses, asks, records and resumes. What
+A :class:`~stop_on_artifact.ToolPolicy` written against the library's public API
+(:mod:`stop_on_artifact`); the library refuses, asks, records and resumes. What
 is the checkout's own stays here: the texts a person reads (:data:`SPEND_CAP_MESSAGE`,
 :data:`REJECTED_MESSAGE`, the "**Not purchased: ...**" label, every ``$`` escaped by
 :func:`~agent.tools.markdown.escape_math`), the cap from the run's ``Context`` and
 ``on_block`` from its ``on_policy_block``.
 
-``legacy`` runs the policy through :data:`gate` (a :class:`~stop_on_artifact._policies.PolicyGate`:
+``legacy`` runs the policy through :data:`gate` (a :class:`~stop_on_artifact.PolicyGate`:
 ``record`` in its ``agent`` node, ``arun`` in its ``tools`` node); ``middleware`` through
-:func:`spend_cap_middleware` (a :class:`~stop_on_artifact._policy_middleware.PolicyMiddleware`
+:func:`spend_cap_middleware` (a :class:`~stop_on_artifact.PolicyMiddleware`
 named ``spend_cap``, so its node is ``spend_cap.after_model``). Both record the verdict
 under :data:`VERDICT_KEY` with the model's reply, pause with
 :func:`~agent.tracing.metadata.trace_approval_asked` marking the trace, and never screen

@@ -32,7 +32,7 @@ from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, t
 from langgraph.prebuilt import InjectedState
 from stop_on_artifact import InvalidArtifactError, decide, is_hard_stop, parse_artifact
 from stop_on_artifact._artifact import MAX_EXTRA_FIELD_CHARS
-from stop_on_artifact._decision import RULES
+from stop_on_artifact._decision import Rule
 from stop_on_artifact.messages import invocation_index, message_text
 
 from agent.context import Context
@@ -41,7 +41,7 @@ from client.scenarios import GRAPHS
 from tests.support.graph_runs import build, run
 
 STOP_RULES = frozenset({"completed", "fatal", "policy_block", "retry_budget", "model_call_limit"})
-CONTINUE_RULES = frozenset(RULES) - STOP_RULES
+CONTINUE_RULES = frozenset(get_args(Rule)) - STOP_RULES
 ARTIFACT_STOPS = ("completed", "fatal", "policy_block")
 BUILDERS: dict[str, Callable[..., dict[str, Any]]] = {
     "completed": stopping.completed,
@@ -306,7 +306,7 @@ def test_decide_never_raises_and_returns_a_well_formed_decision(
         "action", "rule", "reason", "tool", "tool_call_id", "answer_from", "unsettled"
     }  # fmt: skip
     assert decision["action"] in ("stop", "continue")
-    assert decision["rule"] in RULES
+    assert decision["rule"] in get_args(Rule)
     assert (decision["action"] == "stop") == (decision["rule"] in STOP_RULES)
     assert repr(messages) == before, "decide() must not mutate the messages"
     assert decide(messages, context) == decision, "decide() must be deterministic"
@@ -691,7 +691,7 @@ def test_both_graphs_reach_the_same_decision_on_a_generated_script(
         assert not observed.answer.tool_calls, "every run ends with an answer"
         for event in observed.events:
             decision = event["stop_decision"]
-            assert decision["rule"] in RULES
+            assert decision["rule"] in get_args(Rule)
             assert (decision["action"] == "stop") == (decision["rule"] in STOP_RULES)
         assert observed.model_calls <= context["max_model_calls"] + (
             1 if context["stop_mode"] == "polish" else 0

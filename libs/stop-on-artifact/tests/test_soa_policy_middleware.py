@@ -149,20 +149,6 @@ def test_the_model_call_limit_still_ends_the_run() -> None:
     assert "limit" in message_text(result["messages"][-1]).lower()
 
 
-def test_the_docstring_example_runs() -> None:
-    import inspect
-    import re
-    import textwrap
-
-    from stop_on_artifact._policy_middleware import PolicyMiddleware
-
-    doc = inspect.getdoc(PolicyMiddleware) or ""
-    (example,) = re.findall(r"```python\n(.*?)```", doc.split("Example:", 1)[1], flags=re.S)
-    namespace: dict[str, Any] = {}
-    exec(textwrap.dedent(example), namespace)  # noqa: S102
-    assert namespace["result"]["stop_decision"]["rule"] == "policy_block"
-
-
 def test_the_middleware_names_its_state_keys_after_its_name() -> None:
     from stop_on_artifact._policy_middleware import PolicyMiddleware, PolicyState
 

@@ -16,7 +16,6 @@ import inspect
 import io
 import re
 import sys
-import textwrap
 import types
 from pathlib import Path
 from typing import Any, get_args, get_type_hints
@@ -130,30 +129,10 @@ def test_the_readme_block_runs_as_printed(monkeypatch: pytest.MonkeyPatch, name:
     assert "assert" in found[name]
 
 
-def examples(cls: type) -> list[str]:
-    doc = inspect.getdoc(cls) or ""
-    section = doc.split("Example:", 1)[1] if "Example:" in doc else ""
-    return [textwrap.dedent(block) for block in BLOCK.findall(textwrap.dedent(section))]
-
-
-def test_the_router_docstring_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    (example,) = examples(stop_on_artifact.StopRouter)
-    assert 'StopRouter(stop_mode="polish", max_retries=1)' in example
-    namespace, run = runner(monkeypatch)
-    run("StopRouter", example)
-    assert [m.type for m in namespace["result"]["messages"]] == ["human", "ai", "tool", "ai"]
-
-
-def test_the_middleware_docstring_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    if not has_middleware():
-        pytest.skip("create_agent is langchain 1.x")
-    from stop_on_artifact import StopOnArtifactMiddleware
-
-    (example,) = examples(StopOnArtifactMiddleware)
-    assert 'StopOnArtifactMiddleware(stop_mode="never")' in example
-    namespace, run = runner(monkeypatch)
-    run("StopOnArtifactMiddleware", example)
-    assert namespace["result"]["stop_decision"]["rule"] == "stop_mode_never"
+def test_no_docstring_holds_a_code_example_the_readme_does_not_run() -> None:
+    sources = sorted((README.parent / "src" / "stop_on_artifact").glob("*.py"))
+    assert sources
+    assert [path.name for path in sources if "```" in path.read_text("utf-8")] == []
 
 
 def loaded(module: Any, name: str) -> Any:

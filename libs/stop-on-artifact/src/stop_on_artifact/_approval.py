@@ -94,9 +94,22 @@ def read_decisions(response: object, expected: int) -> list[Decision]:
 
 
 def reject_reason(decision: Mapping[str, Any]) -> str | None:
-    """Return a reject decision's non-blank reason, or None."""
+    r"""Return a reject's non-blank reason as a person reads it, or None.
+
+    On one line, cut to :data:`MAX_REASON_CHARS`, its Markdown escaped, and every ``$``
+    written ``\$`` (chat front ends read the text between two ``$`` as math); linear time.
+    """
     message = decision.get("message") if decision.get("type") == "reject" else None
-    return message if isinstance(message, str) and message.strip() else None
+    if not isinstance(message, str) or not message.strip():
+        return None
+    flat = " ".join(message.split())
+    if len(flat) > MAX_REASON_CHARS:
+        flat = flat[: MAX_REASON_CHARS - 1].rstrip() + "…"
+    pieces = "".join(f"\\{c}" if c in "\\`*_[]<>|~#" else c for c in flat).split("$")
+    out = [pieces[0]]
+    for before, after in zip(pieces, pieces[1:], strict=False):
+        out += ["$" if (len(before) - len(before.rstrip("\\"))) % 2 else "\\$", after]
+    return "".join(out)
 
 
 def ask(actions: Sequence[hitl.ActionRequest]) -> list[Decision]:

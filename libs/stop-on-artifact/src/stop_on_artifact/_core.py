@@ -1,9 +1,7 @@
-"""The decision core the router and the middleware are both built on.
+"""The decision core under the router and the middleware (langgraph 0.6 included).
 
-:class:`StopCore` holds the settings and texts, records a turn's settings at its first model
-call, reads them back for every later step, decides a tool step (streaming the decision as
-``{"stop_decision": ...}`` in ``stream_mode="custom"``), writes a hard stop's answer and runs
-a tool call with its in-place retries. Needs only langgraph (0.6 included).
+Settings and texts, the turn's record, each tool step's decision (streamed as
+``{"stop_decision": ...}`` in ``stream_mode="custom"``), the answer and in-place retries.
 """
 
 from __future__ import annotations
@@ -49,8 +47,7 @@ class StopCore:
 
     Args:
         stop_mode: What a stop does: ``hard`` (default), ``polish`` or ``never``.
-        parallel_policy: Several calls in one model turn: ``all`` (default), ``priority``,
-            ``any``.
+        parallel_policy: Several calls in a step: ``all`` (default), ``priority``, ``any``.
         max_retries: Transient outcomes allowed per user message, 0 to 50; default 2.
         max_model_calls: Model calls allowed per user message, 1 to 50; default 6.
         retry_in_place: Retry a transient call in place before the model hears of it.
@@ -58,17 +55,15 @@ class StopCore:
         backoff_factor: Multiplier of that delay per retry, 1 to 10; default 2.
         max_delay: Longest in-place wait, at most 5 s.
         settings: All of these at once, instead of the flat arguments.
-        from_context: Let the run that starts a turn replace a setting with a value its
-            context set (:meth:`StopSettings.for_run`); by default the constructor's
-            settings hold for every run and a context naming one is logged once as ignored.
+        from_context: Let the context of the run that starts a turn set them
+            (:meth:`StopSettings.for_run`); else a context naming one is logged as ignored.
         settings_from_context: Your own ``(context) -> StopSettings | None`` instead.
         on_decision: Called with every decision, after it is streamed.
-        on_model_call: Called by the middleware after every model call (a hand-built
-            graph's model node calls the model itself).
+        on_model_call: Called by the middleware after every model call.
         retry_budget_message: A hard stop's closing line when the retry budget is spent.
         model_call_limit_message: Its closing line when the model-call cap ends the run.
-        not_done_message: The line for a part left undone whose tool wrote no ``not_done``
-            (placeholders ``{where}``, ``{tool}``, ``{why}``).
+        not_done_message: A part left undone unless its tool wrote ``not_done`` ({where},
+            {tool} and {why} are filled in).
 
     Raises:
         TypeError: If ``settings`` comes with a flat argument or is not a
@@ -100,27 +95,15 @@ class StopCore:
         if from_context and settings_from_context is not None:
             msg = "pass from_context=True or settings_from_context=, not both"
             raise TypeError(msg)
-        flat = {
-            "stop_mode": stop_mode,
-            "parallel_policy": parallel_policy,
-            "max_retries": max_retries,
-            "max_model_calls": max_model_calls,
-            "retry_in_place": retry_in_place,
-            "initial_delay": initial_delay,
-            "backoff_factor": backoff_factor,
-            "max_delay": max_delay,
-        }
+        arguments = locals()  # the flat settings: the arguments named like a setting
+        flat = {name: arguments[name] for name in StopSettings.model_fields}
         self.settings = settings_from_arguments(type(self).__name__, settings, flat)
-        check_texts(
-            not_done_message,
-            retry_budget_message=retry_budget_message,
-            model_call_limit_message=model_call_limit_message,
-        )
         self.texts = {
             "retry_budget_message": retry_budget_message,
             "model_call_limit_message": model_call_limit_message,
             "not_done_message": not_done_message,
         }
+        check_texts(**self.texts)
         self.from_context = bool(from_context)
         self.settings_from_context = settings_from_context
         self.on_decision = on_decision
@@ -140,13 +123,13 @@ class StopCore:
         """
         if self.settings_from_context is not None:
             chosen = self.settings_from_context(context)
-            if chosen is not None and not isinstance(chosen, StopSettings):
-                msg = (
-                    "settings_from_context must return StopSettings or None, not "
-                    f"{type(chosen).__name__}"
-                )
+            if chosen is None:
+                return self.settings
+            if not isinstance(chosen, StopSettings):
+                kind = type(chosen).__name__
+                msg = f"settings_from_context must return StopSettings or None, not {kind}"
                 raise TypeError(msg)
-            return chosen or self.settings
+            return chosen
         return self.settings.for_run(context) if self.from_context else self.settings
 
     def turn_update(
@@ -190,12 +173,8 @@ class StopCore:
         messages = [*(state.get("messages") or []), *new]
         decision = decide(messages, settings)
         get_stream_writer()({"stop_decision": dict(decision)})
-        logger.info(
-            "stop decision: action=%s rule=%s tool=%s",
-            decision["action"],
-            decision["rule"],
-            decision["tool"],
-        )
+        named = (decision["action"], decision["rule"], decision["tool"])
+        logger.info("stop decision: action=%s rule=%s tool=%s", *named)
         if self.on_decision is not None:
             self.on_decision(decision, messages)
         return {"stop_decision": decision}
@@ -221,14 +200,7 @@ class StopCore:
         settings = self.turn_settings(state)
         if not settings.retry_in_place:
             return run()
-        retries = _retries_left(settings, state)
-        return retry_in_place(
-            run,
-            retries=retries,
-            initial_delay=settings.initial_delay,
-            backoff_factor=settings.backoff_factor,
-            max_delay=settings.max_delay,
-        )
+        return retry_in_place(run, retries=_retries_left(settings, state), **_waits(settings))
 
     async def arun_tool(
         self, run: Callable[[], Awaitable[ToolT]], state: Mapping[str, Any]
@@ -238,19 +210,17 @@ class StopCore:
         if not settings.retry_in_place:
             return await run()
         retries = _retries_left(settings, state)
-        return await aretry_in_place(
-            run,
-            retries=retries,
-            initial_delay=settings.initial_delay,
-            backoff_factor=settings.backoff_factor,
-            max_delay=settings.max_delay,
-        )
+        return await aretry_in_place(run, retries=retries, **_waits(settings))
 
 
 def _retries_left(settings: StopSettings, state: Mapping[str, Any]) -> int:
     if not settings.retry_in_place:
         return 0
     return max(0, settings.max_retries - transient_count(state.get("messages") or []))
+
+
+def _waits(settings: StopSettings) -> dict[str, Any]:
+    return settings.model_dump(include={"initial_delay", "backoff_factor", "max_delay"})
 
 
 def _run_context() -> tuple[object, str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from string import Formatter
-from typing import Literal, NotRequired, cast, get_args
+from typing import Literal, NotRequired, cast
 
 from langchain_core.messages import BaseMessage
 from typing_extensions import TypedDict
@@ -21,21 +21,11 @@ from stop_on_artifact.messages import Turn, Verdict, message_text, scan_turn
 logger = logging.getLogger("stop_on_artifact")
 
 Rule = Literal[
-    "completed",
-    "fatal",
-    "policy_block",
-    "retry_budget",
-    "transient",
-    "invalid_artifact",
-    "tool_error",
-    "no_artifact",
-    "stop_mode_never",
-    "model_call_limit",
-    "no_tool_step",
-]
+    "completed", "fatal", "policy_block", "retry_budget", "transient", "invalid_artifact",
+    "tool_error", "no_artifact", "stop_mode_never", "model_call_limit", "no_tool_step",
+]  # fmt: skip
 """The rule that decided: metadata, stream events and tests name it."""
 
-RULES: tuple[str, ...] = get_args(Rule)
 ALWAYS_HARD = frozenset({"policy_block", "retry_budget", "model_call_limit"})
 """Rules that end the run with their own text in every ``stop_mode``."""
 _PRIORITY = {"policy_block": 0, "fatal": 1, "completed": 2}
@@ -103,12 +93,8 @@ def decide(messages: Sequence[BaseMessage], context: StopSettings) -> StopDecisi
        by their content (``answer_from``), the others as not done (``unsettled``). A later
        call of the same tool retries an unsettled part and takes its place.
 
-    Args:
-        messages: The thread's messages, ending with the tool step.
-        context: The turn's settings.
-
-    Returns:
-        The decision. It never raises on malformed messages or artifacts.
+    ``messages`` end with the tool step; ``context`` holds the turn's settings. It never
+    raises on malformed messages or artifacts.
     """
     turn = scan_turn(messages)
     for verdict in turn.step:
@@ -184,25 +170,25 @@ def is_hard_stop(decision: StopDecision, context: StopSettings) -> bool:
     )
 
 
-def check_texts(not_done_message: str, **texts: str) -> None:
-    """Check a constructor's texts: non-empty strings, known placeholders only.
+def check_texts(**texts: str) -> None:
+    """Check a constructor's texts: non-empty strings, ``not_done_message``'s placeholders.
 
     Raises:
         ValueError: Naming the argument, never quoting it.
     """
-    for name, value in {"not_done_message": not_done_message, **texts}.items():
+    for name, value in texts.items():
         if not isinstance(value, str) or not value.strip():
             msg = f"{name} must be a non-empty string"
             raise ValueError(msg)
     try:
-        fields = list(Formatter().parse(not_done_message))
+        fields = list(Formatter().parse(texts.get("not_done_message", "")))
     except ValueError:
-        msg = "not_done_message has unbalanced braces (write a literal brace as {{ or }})"
-        raise ValueError(msg) from None
-    for _, field, spec, conversion in fields:
-        if field is not None and (field not in {"where", "tool", "why"} or spec or conversion):
-            msg = "not_done_message may use only the placeholders {where}, {tool} and {why}"
-            raise ValueError(msg)
+        fields = [("", "?", "", None)]  # unbalanced braces
+    if any(
+        f is not None and (f not in {"where", "tool", "why"} or s or c) for _, f, s, c in fields
+    ):
+        msg = "not_done_message may use only the placeholders {where}, {tool} and {why}"
+        raise ValueError(msg)
 
 
 def final_text(
@@ -213,12 +199,10 @@ def final_text(
     model_call_limit_message: str = MODEL_CALL_LIMIT_MESSAGE,
     not_done_message: str = NOT_DONE_MESSAGE,
 ) -> str:
-    """Return the text a hard stop answers with.
+    """Return a hard stop's answer: each part in the question's order, joined by a rule.
 
-    The parts in ``answer_from`` (their content, verbatim) and in ``unsettled`` (the tool's
-    ``not_done`` line, else ``not_done_message``), in the question's order, a text repeated
-    word for word said once, joined by a Markdown rule; a spent retry budget or the
-    model-call cap adds its closing line.
+    A settled part is its content verbatim; an unsettled one the tool's ``not_done`` line,
+    else ``not_done_message``; a text said twice is said once; then any closing line.
 
     Raises:
         LookupError: If a listed call is not a call of this turn, a call in

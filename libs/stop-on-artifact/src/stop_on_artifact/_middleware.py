@@ -56,22 +56,6 @@ class StopOnArtifactMiddleware(
     ``polish`` one more model call runs, with no tools. Place policy middleware before it.
     It takes :class:`~stop_on_artifact.StopRouter`'s arguments. Only the layers the settings
     can use are built: ``hard`` alone adds one ``before_model`` hook to ``create_agent``.
-
-    Example:
-        ```python
-        from langchain.agents import create_agent
-
-        from stop_on_artifact import StopOnArtifactMiddleware
-        from stop_on_artifact.testing import ScriptedChatModel, call_then_answer, forced_tool
-
-        agent = create_agent(
-            ScriptedChatModel(script=call_then_answer("search")),
-            [forced_tool("search", "success")],
-            middleware=[StopOnArtifactMiddleware(stop_mode="never")],
-        )
-        result = agent.invoke({"messages": [{"role": "user", "content": "store"}]})
-        assert result["stop_decision"]["rule"] == "stop_mode_never"  # the model answers
-        ```
     """
 
     state_schema = StopOnArtifactState  # type: ignore[assignment]

@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from typing_extensions import TypedDict
 
-from stop_on_artifact._approval import MAX_REASON_CHARS, ask, reject_reason
+from stop_on_artifact._approval import ask, reject_reason
 from stop_on_artifact._artifact import policy_block
-from stop_on_artifact._markdown import excerpt
 from stop_on_artifact._record import StateSchemaError
 from stop_on_artifact.messages import turn_start
 
@@ -244,7 +243,7 @@ def refusal_for(
         return None
     text = asked["rejected"]
     if (reason := reject_reason(decision)) is not None:
-        text += f"\n\n**Reason given:** {excerpt(reason, MAX_REASON_CHARS)}"
+        text += f"\n\n**Reason given:** {reason}"
     return _refusal(call, asked, text, approval="rejected")
 
 

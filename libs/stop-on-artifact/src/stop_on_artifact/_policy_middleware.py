@@ -61,26 +61,6 @@ class PolicyMiddleware(AgentMiddleware[PolicyState[ResponseT], ContextT, Respons
     """Refuse a blocked tool call, or ask a person first, before the tool runs.
 
     Takes :class:`~stop_on_artifact.PolicyGate`'s arguments; ``name`` also names the node.
-
-    Example:
-        ```python
-        from langchain.agents import create_agent
-        from stop_on_artifact import Block, PolicyMiddleware, StopOnArtifactMiddleware, tool_policy
-        from stop_on_artifact.testing import ScriptedChatModel, call_then_answer, forced_tool
-
-        @tool_policy("no_search", tools={"search"})
-        def no_search(call, context):
-            return Block(refusal="Searching is switched off.", description="Search anyway?")
-
-        agent = create_agent(
-            ScriptedChatModel(script=call_then_answer("search")),
-            [forced_tool("search", "success")],
-            middleware=[PolicyMiddleware(policies=[no_search]), StopOnArtifactMiddleware()],
-        )
-        result = agent.invoke({"messages": [{"role": "user", "content": "store"}]})
-        assert result["stop_decision"]["rule"] == "policy_block"
-        assert result["messages"][-1].content == "Searching is switched off."
-        ```
     """
 
     state_schema = PolicyState  # type: ignore[assignment]

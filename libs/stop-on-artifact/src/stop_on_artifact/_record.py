@@ -1,16 +1,13 @@
-"""The turn's record: the settings a turn runs under, written once at its first model call.
+"""The turn's record (``stop_turn``): its settings, written once at its first model call.
 
-A turn may span several runs (a resume is a run of its own, with whatever context it
-sends), so its settings are resolved once, by the run that starts it, and stored under
-``stop_turn`` with the id of the user message that started it. Every later step reads them
-there; a run whose context resolves to other settings changes nothing (the differing fields
-are logged, never their values) and the next user message starts a new record.
+A turn may span several runs (a resume is one, with whatever context it sends): every later
+step reads the record, so another context changes nothing in the turn (the differing fields
+are logged, never their values); the next user message starts a new record.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NotRequired
@@ -73,7 +70,13 @@ def _validated(items: tuple[tuple[str, Any], ...]) -> StopSettings:
     return StopSettings.model_validate(dict(items))
 
 
-_WARNED: OrderedDict[tuple[str, str], None] = OrderedDict()
+@lru_cache(maxsize=1024)  # once per turn and run
+def _warn(turn: str, run: str, fields: tuple[str, ...]) -> None:
+    logger.warning(
+        "A run carrying on a turn resolves other stop settings (%s); the turn keeps the "
+        "settings it started with, and the next user message uses the new ones",
+        ", ".join(fields),
+    )
 
 
 def recorded_settings(
@@ -81,12 +84,8 @@ def recorded_settings(
 ) -> StopSettings:
     """Return the settings the current turn runs under, from its record.
 
-    Args:
-        state: The graph state, holding ``messages`` and ``stop_turn``.
-        owner: The class reading it, named in the error.
-        current: What the running run's context resolves to: differing fields are logged
-            once per turn and run.
-        run: The running run's id.
+    ``current``, what the running run's context resolves to, is compared: the fields that
+    differ are logged once per turn and run (``run``); ``owner`` is named in the error.
 
     Raises:
         StateSchemaError: If the state holds no record of this turn.
@@ -98,23 +97,13 @@ def recorded_settings(
         msg = (
             f"{owner} found no record of this turn under '{TURN_KEY}': declare it in the "
             "graph's state (inherit stop_on_artifact.StopState, or add "
-            f"'{TURN_KEY}: TurnRecord | None'), and return StopRouter.turn_update(...) from "
+            f"'{TURN_KEY}: dict | None'), and return StopRouter.turn_update(...) from "
             "the node that calls the model"
         )
         raise StateSchemaError(msg)
     settings = _validated(tuple(sorted(record["settings"].items())))
     if current is not None and current != settings:
-        key = (str(record["turn"]), run)
-        if key not in _WARNED:
-            _WARNED[key] = None
-            if len(_WARNED) > 1024:
-                _WARNED.popitem(last=False)
-            changed = [
-                n for n in StopSettings.model_fields if getattr(current, n) != getattr(settings, n)
-            ]
-            logger.warning(
-                "A run carrying on a turn resolves other stop settings (%s); the turn keeps "
-                "the settings it started with, and the next user message uses the new ones",
-                ", ".join(changed),
-            )
+        fields = StopSettings.model_fields
+        changed = tuple(n for n in fields if getattr(current, n) != getattr(settings, n))
+        _warn(str(record["turn"]), run, changed)
     return settings

@@ -1,10 +1,8 @@
 """Retry a transient tool call in place, before the model hears of it.
 
-The same call (same tool, arguments and ``tool_call_id``) runs again after
-``initial_delay * backoff_factor ** n`` seconds (at most ``max_delay``), as langchain's
-``ToolRetryMiddleware`` retries exceptions, while its result is ``transient`` and retries
-remain. The kept result is the last attempt's, its artifact recording ``in_place_retries``;
-each attempt counts against ``max_retries``. A tool reads :func:`current_attempt` (0 first).
+The same call runs again after ``initial_delay * backoff_factor ** n`` seconds (at most
+``max_delay``), as langchain's ``ToolRetryMiddleware`` retries exceptions, while transient;
+the last attempt's artifact records ``in_place_retries``, each counted against ``max_retries``.
 """
 
 from __future__ import annotations
@@ -75,14 +73,7 @@ def retry_in_place(
     max_delay: float = MAX_DELAY,
     sleep: Callable[[float], Any] = time.sleep,
 ) -> Result:
-    """Run a tool call, and again while its result is transient, at most ``retries`` more.
-
-    Returns:
-        The last attempt's result, recording ``in_place_retries`` when a retry ran.
-
-    Raises:
-        ValueError: If a bound is out of range (named).
-    """
+    """Run a call, and again while transient, at most ``retries`` more (ValueError: a bound)."""
     _check(retries, initial_delay, backoff_factor)
     done = 0
     while True:

@@ -1,12 +1,6 @@
-"""The stop decision in a hand-built ``StateGraph``: decide after tools, route, finalize.
+"""The stop decision in a hand-built ``StateGraph`` (langgraph 0.6 included).
 
-::
-
-    START -> agent -> tools_condition -> tools | END
-             tools -> route_after_tools -> agent | finalize
-             finalize -> END
-
-Needs only langgraph (0.6 included).
+``START -> agent -> (tools | END)``, ``tools -> (agent | finalize)``, ``finalize -> END``.
 """
 
 from __future__ import annotations
@@ -18,7 +12,7 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable
 
-from stop_on_artifact._core import StopCore, ToolT
+from stop_on_artifact._core import StopCore
 from stop_on_artifact._decision import StopDecision, is_hard_stop
 
 StateT = TypeVar("StateT", bound=Mapping[str, Any])
@@ -27,72 +21,21 @@ StateT = TypeVar("StateT", bound=Mapping[str, Any])
 class StopRouter(StopCore):
     """The model's tools, the tools-step decision, the route after tools and ``finalize``.
 
-    In the ``agent`` node, bind the model with :meth:`bind_model` and return
-    :meth:`turn_update` with the reply; end the tools node with :meth:`after_tools`; route
-    with :meth:`route_after_tools`; add :meth:`finalize` as the ``finalize`` node. The state
-    inherits :class:`~stop_on_artifact.StopState`. Takes the arguments of
-    :class:`~stop_on_artifact.StopOnArtifactMiddleware` but ``on_model_call``.
-
-    Example:
-        ```python
-        from langgraph.graph import END, START, StateGraph
-        from langgraph.prebuilt import ToolNode, tools_condition
-
-        from stop_on_artifact import StopRouter, StopState
-        from stop_on_artifact.testing import ScriptedChatModel, call_then_answer, forced_tool
-
-        tools = [forced_tool("search", "success")]
-        chat_model = ScriptedChatModel(script=call_then_answer("search"))
-        router = StopRouter(stop_mode="polish", max_retries=1)
-
-
-        def agent(state: StopState) -> dict[str, object]:
-            reply = router.bind_model(chat_model, tools, state).invoke(state["messages"])
-            return {"messages": [reply], **router.turn_update(state["messages"])}
-
-
-        def run_tools(state: StopState) -> dict[str, object]:
-            new = ToolNode(tools).invoke(state)["messages"]
-            return {"messages": new, **router.after_tools(state, new)}
-
-
-        builder = StateGraph(StopState)
-        builder.add_node("agent", agent)
-        builder.add_node("tools", run_tools)
-        builder.add_node("finalize", router.finalize)
-        builder.add_edge(START, "agent")
-        builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
-        builder.add_conditional_edges(
-            "tools", router.route_after_tools, {"agent": "agent", "finalize": "finalize"}
-        )
-        builder.add_edge("finalize", END)
-        result = builder.compile().invoke({"messages": [{"role": "user", "content": "store"}]})
-        assert result["stop_decision"]["rule"] == "completed"  # then one polish call, no tools
-        ```
+    The ``agent`` node binds the model with :meth:`bind_model` and returns :meth:`turn_update`
+    with the reply, the tools node ends with :meth:`after_tools`, :meth:`route_after_tools`
+    routes and :meth:`finalize` is a node; the state inherits ``StopState`` (see the README).
     """
-
-    def tools_for(self, state: Mapping[str, Any], tools: Sequence[ToolT]) -> list[ToolT]:
-        """Return the tools the next model call may use: none for the polish call."""
-        return [] if self.polishing(state) else list(tools)
 
     def bind_model(
         self, model: BaseChatModel, tools: Sequence[Any], state: Mapping[str, Any]
     ) -> Runnable[LanguageModelInput, Any]:
         """Return ``model.bind_tools(tools)``, or ``model`` itself for the polish call."""
-        allowed = self.tools_for(state, tools)
-        return model.bind_tools(allowed) if allowed else model
+        return model if self.polishing(state) or not tools else model.bind_tools(tools)
 
     def after_tools(
         self, state: Mapping[str, Any], new: Sequence[BaseMessage]
     ) -> dict[str, StopDecision]:
-        """Decide the tool step ``new`` ends, under the turn's settings; stream it.
-
-        Args:
-            state: The graph state before the step.
-            new: The step's ToolMessages, as the tools node returns them.
-
-        Returns:
-            ``{"stop_decision": decision}``, to return from the tools node.
+        """Return ``{"stop_decision": ...}`` for the step ``new`` ends (``state``: before it).
 
         Raises:
             TypeError: If ``state`` is not a mapping (0.2 passed the messages).

@@ -9,16 +9,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 StopMode = Literal["hard", "polish", "never"]
-"""``hard``: a stop ends the run with the settled tools' content, no further model call.
-``polish``: one more model call, with no tools, phrases the answer. ``never``: completed and
-fatal go back to the model (policy blocks and the bounds still stop)."""
+"""``hard``: the settled tools' content answers; ``polish``: one more model call, no tools,
+phrases it; ``never``: completed and fatal go back to the model (blocks and bounds stop)."""
 
 ParallelPolicy = Literal["all", "priority", "any"]
-"""Several tool calls in one model turn: ``all`` stops when every call settled; ``priority``
-and ``any`` stop on any stop (see :func:`stop_on_artifact.decide`)."""
+"""Several calls in a step: ``all`` stops when all settled, ``priority``/``any`` on any stop."""
 
-MAX_LIMIT = 50
-"""Largest ``max_retries`` / ``max_model_calls`` accepted."""
+MAX_LIMIT = 50  # the largest max_retries / max_model_calls accepted
 MAX_DELAY = 5.0
 """Longest wait between two in-place attempts, so a run's settings cannot stall a worker."""
 
@@ -97,11 +94,10 @@ class StopSettings(BaseModel):
     )
 
     def for_run(self, context: object) -> StopSettings:
-        """Return these settings with the values the run's context set in their place.
+        """Return these settings with what the run's context set (never a field's default).
 
-        Only a value the run set counts, never a field's default: a pydantic model's
-        ``model_fields_set`` (over the API, the keys the client sent), a mapping's keys. A
-        None value keeps the setting.
+        A pydantic model's ``model_fields_set`` (over the API, the keys the client sent) or a
+        mapping's keys count; a None value keeps the setting.
 
         Raises:
             pydantic.ValidationError: If a value is outside its allowed values (named).

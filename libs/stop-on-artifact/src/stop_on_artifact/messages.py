@@ -1,12 +1,8 @@
-"""Read a thread's messages the way the stop decision reads them.
+"""Read a thread's messages as the stop decision does; ``__all__`` is stable in a major version.
 
-Public, with a stability promise: the names in ``__all__`` keep their meaning within a major
-version, so an agent that writes its own prompts or its own fake model reads a turn as
-:func:`stop_on_artifact.decide` does. They run on langchain-core 0.3 and 1.x.
-
-A *turn* is every message after the last user message; a *tool step* is every ToolMessage
-after the turn's last AIMessage with tool calls; a *part* is one thing the question asked
-for: a call, or the latest retry of it.
+A *turn* is every message after the last user message; a *tool step*, every ToolMessage after
+the turn's last AIMessage with tool calls; a *part*, one thing the question asked for (a call,
+or the latest retry of it). Runs on langchain-core 0.3 and 1.x.
 """
 
 from __future__ import annotations
@@ -20,19 +16,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from stop_on_artifact._artifact import NOT_DONE_FIELD, InvalidArtifactError, parse_artifact
 
 __all__ = [
-    "IN_PLACE_FIELD",
-    "NOT_DONE_FIELD",
-    "in_place_retries",
-    "invocation_index",
-    "latest_tool_step",
-    "message_text",
-    "model_call_count",
-    "require_messages",
-    "tool_calls",
-    "transient_count",
-    "turn_results",
-    "turn_start",
-]
+    "IN_PLACE_FIELD", "NOT_DONE_FIELD", "in_place_retries", "invocation_index",
+    "latest_tool_step", "message_text", "model_call_count", "require_messages", "tool_calls",
+    "transient_count", "turn_results", "turn_start",
+]  # fmt: skip
 
 NO_MESSAGES = (
     "input needs at least one message under 'messages', for example "
@@ -243,11 +230,9 @@ def _parts(
 ) -> tuple[Part, ...]:
     """Group the turn's calls into parts, in the order the model first asked for them.
 
-    A call of a later model call retries an unsettled part of the same tool and takes its
-    place, even with other arguments: equal arguments pair first, then the tool's other
-    calls pair with its other unsettled parts in order; a call left over is a new part.
-    Calls of one AIMessage are always parts of their own. Results no AIMessage issued are
-    parts of their own, last.
+    A later model call's call of a tool retries an unsettled part of it (equal arguments pair
+    first, then in order) and takes its place; one AIMessage's calls are distinct parts, and
+    a left-over call or a result no AIMessage issued is a new part.
     """
     parts: list[Part] = []
     seen: set[str] = set()
