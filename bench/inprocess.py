@@ -307,7 +307,7 @@ DECOMPOSITION: tuple[tuple[str, str], ...] = (
     ("noop_hook", "a no-op before_model hook with can_jump_to: the extra node per model call"),
     ("noop_model_wrap", "a no-op wrap_model_call layer"),
     ("noop_tool_wrap", "a no-op wrap_tool_call layer"),
-    ("stop_routing", "StopOnArtifactMiddleware as shipped: hook + wrap_model_call + decide()"),
+    ("stop_routing", "StopOnArtifactMiddleware as shipped (never): a before_model hook, decide()"),
     (
         "middleware",
         "the middleware graph: 4 middleware (2 model wraps, 2 tool wraps, a before_model and "

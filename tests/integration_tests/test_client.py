@@ -98,6 +98,7 @@ def test_every_context_field_has_a_flag() -> None:
             "--retry-in-place",
             "--initial-delay", "0.5",
             "--backoff-factor", "3",
+            "--max-delay", "2",
         ]
     )  # fmt: skip
     context = context_from(args)
