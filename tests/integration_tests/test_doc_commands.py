@@ -44,7 +44,6 @@ NOT_RUN: dict[str, str] = {
     "make prod": "starts PostgreSQL, Redis and Aegra until stopped; tests/prod_tests run it",
     "make prod PROD_PORT=8123": "as make prod, on another port",
     "make prod PROD_STATE=/srv/soa": "as make prod, with another state folder",
-    "pip install ./libs/stop-on-artifact": "installs into whatever environment is active",
     'pip install "./libs/stop-on-artifact[langchain]"': "installs into the active environment",
     f"{CLIENT} check --url https://...": "https://... stands for your deployment",
     "export DATABASE_URL=postgresql://aegra:...@db-host:5432/aegra": "your database host",

@@ -31,8 +31,6 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 MAX_BYTES = 8_000
 BLOCK = re.compile(r"```python\n(.*?)```", flags=re.S)
 NAMES = ("create_agent", "policies", "hand_built", "deep_agent")
-CONTINUES = "This block continues the first one"
-"""The line before a block that runs in the first block's namespace."""
 NEEDS = {"create_agent": "langchain", "policies": "langchain", "deep_agent": "deepagents"}
 
 
@@ -44,12 +42,6 @@ def blocks() -> dict[str, str]:
     found = BLOCK.findall(text())
     assert len(found) == len(NAMES), f"the README has {len(found)} Python blocks"
     return dict(zip(NAMES, found, strict=True))
-
-
-def paragraph_before(block: str) -> str:
-    """The paragraph just above a fenced block."""
-    opening = text().index("```python\n" + block)
-    return text()[:opening].rstrip().rsplit("\n\n", 1)[1]
 
 
 def runner(monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], Any]:
@@ -94,18 +86,11 @@ def test_the_blocks_come_in_the_order_the_sections_promise() -> None:
     assert "middleware=[" in found["deep_agent"]
 
 
-def test_a_block_that_needs_another_says_so_in_the_line_before() -> None:
-    found = blocks()
-    assert paragraph_before(found["deep_agent"]).startswith(CONTINUES)
-    for name in ("create_agent", "policies", "hand_built"):  # on their own
-        assert CONTINUES not in paragraph_before(found[name])
-
-
 def needs(name: str) -> bool:
     """Return whether what block ``name`` needs is installed."""
     if NEEDS.get(name) == "langchain":
         return has_middleware()
-    if NEEDS.get(name) == "deepagents":  # on langchain 1.x, like the first block it continues
+    if NEEDS.get(name) == "deepagents":  # deepagents runs on langchain 1.x
         return has_middleware() and importlib.util.find_spec("deepagents") is not None
     return True
 
@@ -113,8 +98,7 @@ def needs(name: str) -> bool:
 @pytest.mark.parametrize("name", NAMES)
 def test_the_readme_block_runs_as_printed(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     found = blocks()
-    _, run = runner(monkeypatch)
-    continued = paragraph_before(found[name]).startswith(CONTINUES)
+    _, run = runner(monkeypatch)  # a fresh namespace: every block runs on its own
     if not needs(name):
         if NEEDS[name] == "deepagents":
             pytest.skip("deepagents is a dev dependency only")
@@ -123,8 +107,6 @@ def test_the_readme_block_runs_as_printed(monkeypatch: pytest.MonkeyPatch, name:
         with pytest.raises(ImportError, match=r"stop-on-artifact\[langchain\]"):
             exec("from stop_on_artifact import StopOnArtifactMiddleware", {})  # noqa: S102
         return
-    if continued:
-        run(NAMES[0], found[NAMES[0]])
     assert run(name, found[name]) == ""  # every check is an assert in the block
     assert "assert" in found[name]
 
