@@ -25,11 +25,11 @@ help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
 
 $(UV):
-	$(PYTHON) -m venv $(TOOLS)
-	$(TOOLS)/bin/python -m pip install --quiet "uv==$(UV_VERSION)"
+	@$(PYTHON) -m venv $(TOOLS)
+	@$(TOOLS)/bin/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
 
 $(VENV)/.synced: $(UV) pyproject.toml libs/stop-on-artifact/pyproject.toml uv.lock
-	$(UV) sync --frozen --python $(PYTHON)
+	@$(UV) sync --frozen --quiet --python $(PYTHON)
 	@touch $@
 
 install: $(VENV)/.synced ## Create .venv from uv.lock.
@@ -47,9 +47,9 @@ services: ## Install redis-server and PostgreSQL from Debian if they are missing
 prod-env: $(PROD)/venv/.synced services ## The production server's Python 3.12 env in .prod/venv.
 
 dev: install ## Serve both graphs with `langgraph dev` on 2024 or a free port, said first (offline model unless GROQ_API_KEY).
-	$(RUN) python -m client.dev --host $(HOST) $(if $(PORT),--port $(PORT)) --no-browser
+	@$(RUN) python -m client.dev --host $(HOST) $(if $(PORT),--port $(PORT)) --no-browser
 
-prod: install prod-env ## Serve both graphs on Aegra + PostgreSQL + Redis, 2 workers (state in .prod/ or PROD_STATE).
+prod: install prod-env ## Serve both graphs on Aegra + PostgreSQL + Redis, 2 workers, on port 2026 (PROD_PORT; state in .prod/ or PROD_STATE).
 	$(RUN) python -m client.prodserver --port $(PROD_PORT) $(if $(PROD_STATE),--state "$(PROD_STATE)")
 
 prod-test: install prod-env ## The suite against the production server only.

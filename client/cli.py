@@ -23,11 +23,14 @@ prompt per action, and anything else gets the ``answer`` command that answers it
 it the same way. An answer sends no context and takes no context flags: the run goes on
 under the settings its turn started with, which the server keeps with the thread.
 
-The server URL comes from ``--url``, else ``LANGGRAPH_URL``, else the URL ``make dev`` wrote
-to ``.langgraph_api/dev-url`` (it serves on 2024, or on a free port when 2024 is taken) if a
-server answers there, else ``http://127.0.0.1:2024``. When none answers, the error names each
-URL it tried and where it came from. A server that needs a key gets it from
-``LANGGRAPH_API_KEY``, which ``langgraph_sdk`` sends as ``x-api-key``.
+The server URL comes from ``--url``, else ``LANGGRAPH_URL``, else the first that answers of
+the URL ``make dev`` wrote to ``.langgraph_api/dev-url`` (it serves on 2024, or on a free
+port when 2024 is taken), the URL ``make prod`` wrote to ``.langgraph_api/prod-url``, and
+``http://127.0.0.1:2024``. A ``server:`` line names the server and where its URL came from
+(``server: http://127.0.0.1:2026 (make prod)``) in ``check`` and ``answer``. When none
+answers, the error names each URL it tried and where it came from, and both ways to start one.
+A server that needs a key gets it from ``LANGGRAPH_API_KEY``, which ``langgraph_sdk`` sends as
+``x-api-key``.
 
 The approval prompt takes ``a``/``approve``/``y``/``yes`` or ``r``/``reject``/``n``/``no``
 (any case) and asks again on anything else. Every error is one line on standard error.
@@ -60,13 +63,15 @@ from langgraph_sdk.client import LangGraphClient
 
 from agent.context import Context, ForcedOutcome
 from agent.tools.outcomes import DEFAULT_WEIGHTS
-from client.dev import dev_url_file
+from client.dev import dev_url_file, prod_url_file
 from client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario
 
 DEFAULT_URL = "http://127.0.0.1:2024"
 PROJECT = Path(__file__).resolve().parents[1]
 DEV_URL_FILE = dev_url_file(PROJECT)
 """Where ``make dev`` (:mod:`client.dev`) writes the URL it serves at, while it runs."""
+PROD_URL_FILE = prod_url_file(PROJECT)
+"""Where ``make prod`` (:mod:`client.prodserver`) writes the URL it serves at, while it runs."""
 URL_ENV = "LANGGRAPH_URL"
 """Environment variable naming the server when ``--url`` is not given."""
 STREAM_MODES: list[Literal["updates", "custom"]] = ["updates", "custom"]
@@ -200,27 +205,32 @@ def candidate_urls(explicit: str | None) -> list[tuple[str, str]]:
         explicit: The ``--url`` flag's value, if given.
 
     Returns:
-        ``[(url, source), ...]``: ``--url`` alone, else ``LANGGRAPH_URL`` alone, else the URL
-        ``make dev`` wrote (if its file exists) and then the default.
+        ``[(url, source), ...]``: ``--url`` alone, else ``LANGGRAPH_URL`` alone, else the URLs
+        ``make dev`` and ``make prod`` wrote (where their files exist) and then the default.
     """
     if explicit:
         return [(explicit, "--url")]
     if os.environ.get(URL_ENV):
         return [(os.environ[URL_ENV], URL_ENV)]
-    tried = []
-    try:
-        written = DEV_URL_FILE.read_text("utf-8").strip()
-    except OSError:
-        written = ""
-    if written:
-        where = DEV_URL_FILE.relative_to(PROJECT)
-        tried.append((written, f"written by make dev to {where}"))
-    if written != DEFAULT_URL:
+    tried: list[tuple[str, str]] = []
+    for command, file in (("make dev", DEV_URL_FILE), ("make prod", PROD_URL_FILE)):
+        try:
+            written = file.read_text("utf-8").strip()
+        except OSError:
+            continue
+        if written and written not in (url for url, _ in tried):
+            tried.append((written, f"written by {command} to {file.relative_to(PROJECT)}"))
+    if DEFAULT_URL not in (url for url, _ in tried):
         tried.append((DEFAULT_URL, "the default"))
     return tried
 
 
-async def find_server(explicit: str | None, timeout: float = 5.0) -> str:
+def source_label(source: str) -> str:
+    """Return how the ``server:`` line names where a URL came from: ``make dev``, ``--url``..."""
+    return source.removeprefix("written by ").split(" to ", 1)[0]
+
+
+async def find_server(explicit: str | None, timeout: float = 5.0) -> tuple[str, str]:
     """Return the first candidate URL (:func:`candidate_urls`) where a server answers.
 
     Any HTTP answer counts (even 401 or 404): only a failed connection, a broken answer or
@@ -231,7 +241,7 @@ async def find_server(explicit: str | None, timeout: float = 5.0) -> str:
         timeout: Seconds to wait for each answer.
 
     Returns:
-        The server's base URL.
+        The server's base URL and where it came from (:func:`source_label`).
 
     Raises:
         ServerUnreachableError: If no candidate answers; the message names each URL, where
@@ -245,10 +255,11 @@ async def find_server(explicit: str | None, timeout: float = 5.0) -> str:
             except httpx.TransportError as exc:
                 failures.append(f"{url} ({source}: {type(exc).__name__})")
             else:
-                return url
+                return url, source_label(source)
     msg = (
         f"no LangGraph server answered; tried {', then '.join(failures)}. "
-        f"Start one with `make dev` (it prints where it serves), or pass --url / set {URL_ENV}."
+        "Start one with `make dev` or `make prod` (each prints where it serves), "
+        f"or pass --url / set {URL_ENV}."
     )
     raise ServerUnreachableError(msg)
 
@@ -1111,7 +1122,7 @@ def outcome_note(decision: dict[str, Any], context: dict[str, Any]) -> str:
 
 
 async def _run(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    url = await find_server(args.url)
+    url, _ = await find_server(args.url)
     graph = str(args.graph)
     client = get_client(url=url)
     context = context_from(args)
@@ -1135,9 +1146,9 @@ async def _run(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 
 
 async def _answer(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    url = await find_server(args.url)
+    url, source = await find_server(args.url)
     client = get_client(url=url)
-    print(f"server: {url}", file=out, flush=True)
+    print(f"server: {url} ({source})", file=out, flush=True)
     try:
         seen = await pending_approval(client, str(args.graph), str(args.thread_id))
         if seen.approval is None:
@@ -1149,7 +1160,7 @@ async def _answer(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 
 
 async def _check(args: argparse.Namespace, out: TextIO) -> int:
-    url = await find_server(args.url)
+    url, source = await find_server(args.url)
     chosen = set(args.scenario or [])
     scenarios = [s for s in SCENARIOS if not chosen or s.name in chosen]
     client = get_client(url=url)
@@ -1164,7 +1175,7 @@ async def _check(args: argparse.Namespace, out: TextIO) -> int:
         )
     finally:
         await client.aclose()
-    print(f"server: {url}", file=out)
+    print(f"server: {url} ({source})", file=out)
     out.write(render(rows))
     return EXIT_OK if all(row.ok for row in rows) else EXIT_FAILED
 

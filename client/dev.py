@@ -59,6 +59,18 @@ def dev_url_file(project: Path) -> Path:
     return project / ".langgraph_api" / "dev-url"
 
 
+def prod_url_file(project: Path) -> Path:
+    """Return where ``make prod`` (:mod:`client.prodserver`) writes its URL while it serves.
+
+    Args:
+        project: The project's folder.
+
+    Returns:
+        ``project/.langgraph_api/prod-url``, beside the dev server's file (ignored by git).
+    """
+    return project / ".langgraph_api" / "prod-url"
+
+
 def client_url(host: str, port: int) -> str:
     """Return the URL a client on this machine uses for a server bound to ``host:port``."""
     reach = "127.0.0.1" if host in ("0.0.0.0", "", "::") else host  # noqa: S104 - a reading

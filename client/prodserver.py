@@ -44,6 +44,7 @@ folder (so the same checkout finds the same data again), owned by ``postgres`` a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import grp
 import hashlib
 import json
@@ -64,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.frameworks.aegra import SETUP_SCRIPT
+from client.dev import prod_url_file
 from client.devserver import answers_200, free_port, port_is_free
 from client.lifeline import (
     STATE_ENV,
@@ -597,6 +599,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--postgres-port", type=int, default=None, help="default: a free one")
     parser.add_argument("--redis-port", type=int, default=None, help="default: a free one")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--url-file",
+        type=Path,
+        default=prod_url_file(ROOT),
+        help="the URL, written while serving, for the client (default .langgraph_api/prod-url)",
+    )
     parser.add_argument("--config", type=Path, default=CONFIG, help="default: aegra.json")
     parser.add_argument(
         "--state",
@@ -613,15 +621,18 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _stop_on_signal)
     try:
-        with serve(
-            env,
-            state=args.state,
-            port=args.port,
-            postgres_port=args.postgres_port,
-            redis_port=args.redis_port,
-            workers=args.workers,
-            config=args.config,
-        ) as server:
+        with (
+            ExitStack() as stack,
+            serve(
+                env,
+                state=args.state,
+                port=args.port,
+                postgres_port=args.postgres_port,
+                redis_port=args.redis_port,
+                workers=args.workers,
+                config=args.config,
+            ) as server,
+        ):
             if server.postgres_data is not None and not server.postgres_data.is_relative_to(
                 server.state
             ):
@@ -630,6 +641,10 @@ def main(argv: list[str] | None = None) -> int:
                     f"{server.postgres_data} (the same folder next time; choose another state "
                     f"folder with `make prod {STATE_VARIABLE}=DIR`)."
                 )
+            written: Path = args.url_file  # the client finds the server through it
+            written.parent.mkdir(parents=True, exist_ok=True)
+            written.write_text(server.url + "\n", "utf-8")
+            stack.callback(_forget_url, written, server.url)
             print(f"API: {server.url}  ({args.workers} workers; logs in {server.state / 'logs'})")
             print("Ctrl-C stops the server, Redis and PostgreSQL.", flush=True)
             while True:
@@ -644,6 +659,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print("stopped.", flush=True)
     return 0
+
+
+def _forget_url(written: Path, url: str) -> None:
+    """Remove the URL file, unless a later server wrote its own there."""
+    with contextlib.suppress(OSError):
+        if written.read_text("utf-8").strip() == url:
+            written.unlink()
 
 
 if __name__ == "__main__":

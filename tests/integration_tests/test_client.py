@@ -133,24 +133,46 @@ def test_no_server_names_each_url_it_tried_and_where_it_came_from(
 ) -> None:
     from client import cli
 
-    written, default = (f"http://127.0.0.1:{free_port()}" for _ in range(2))
-    state = tmp_path / ".langgraph_api" / "dev-url"
-    state.parent.mkdir()
-    state.write_text(f"{written}\n", "utf-8")  # left by a make dev that was killed
+    dev, prod, default = (f"http://127.0.0.1:{free_port()}" for _ in range(3))
+    state = tmp_path / ".langgraph_api"
+    state.mkdir()
+    (state / "dev-url").write_text(f"{dev}\n", "utf-8")  # left by a make dev that was killed
+    (state / "prod-url").write_text(f"{prod}\n", "utf-8")  # and by a make prod
     monkeypatch.setattr(cli, "PROJECT", tmp_path)
-    monkeypatch.setattr(cli, "DEV_URL_FILE", state)
+    monkeypatch.setattr(cli, "DEV_URL_FILE", state / "dev-url")
+    monkeypatch.setattr(cli, "PROD_URL_FILE", state / "prod-url")
     monkeypatch.setattr(cli, "DEFAULT_URL", default)  # not 2024: whatever holds it here
     monkeypatch.delenv("LANGGRAPH_URL", raising=False)
     assert main(["checkpointer"]) == EXIT_UNREACHABLE
     [line] = capsys.readouterr().err.splitlines()
     assert line == (
-        f"error: no LangGraph server answered; tried {written} (written by make dev to "
-        f".langgraph_api/dev-url: ConnectError), then {default} (the default: ConnectError). "
-        "Start one with `make dev` (it prints where it serves), or pass --url / set LANGGRAPH_URL."
+        f"error: no LangGraph server answered; tried {dev} (written by make dev to "
+        f".langgraph_api/dev-url: ConnectError), then {prod} (written by make prod to "
+        f".langgraph_api/prod-url: ConnectError), then {default} (the default: ConnectError). "
+        "Start one with `make dev` or `make prod` (each prints where it serves), or pass --url "
+        "/ set LANGGRAPH_URL."
     )
-    monkeypatch.setenv("LANGGRAPH_URL", written)
+    monkeypatch.setenv("LANGGRAPH_URL", dev)
     assert main(["check"]) == EXIT_UNREACHABLE
-    assert f"tried {written} (LANGGRAPH_URL: ConnectError). " in capsys.readouterr().err
+    assert f"tried {dev} (LANGGRAPH_URL: ConnectError). " in capsys.readouterr().err
+
+
+def test_the_client_finds_the_server_make_prod_wrote_and_says_so(
+    server: DevServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from client import cli
+
+    state = tmp_path / ".langgraph_api"
+    state.mkdir()
+    (state / "prod-url").write_text(f"{server.url}\n", "utf-8")  # as make prod writes it
+    monkeypatch.setattr(cli, "PROJECT", tmp_path)
+    monkeypatch.setattr(cli, "DEV_URL_FILE", state / "dev-url")  # no make dev running
+    monkeypatch.setattr(cli, "PROD_URL_FILE", state / "prod-url")
+    monkeypatch.setattr(cli, "DEFAULT_URL", f"http://127.0.0.1:{free_port()}")
+    monkeypatch.delenv("LANGGRAPH_URL", raising=False)
+    out = io.StringIO()
+    assert main(["check", "--scenario", "success-hard"], out) == 0
+    assert out.getvalue().splitlines()[0] == f"server: {server.url} (make prod)"
 
 
 def test_a_failed_run_exits_non_zero_naming_the_field(
@@ -330,7 +352,7 @@ async def test_without_a_flag_the_run_stays_paused_and_answer_answers_it_later(
     args = ("answer", "--graph", graph, "--thread-id", thread_id)  # no context: the turn's holds
     done = command(*args, "--reject", reason, url=server.url)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[0] == f"server: {server.url}"
+    assert done.stdout.splitlines()[0] == f"server: {server.url} (LANGGRAPH_URL)"
     assert "approval needed:" in done.stdout and "answered: reject" in done.stdout
     assert "rule=policy_block" in done.stdout and "approval=rejected" in done.stdout
     assert r"**Reason given:** Over \*budget\*" in done.stdout

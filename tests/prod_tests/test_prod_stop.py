@@ -163,6 +163,7 @@ def sleepy_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @contextmanager
 def prod_launcher(state: Path, port: int, config: Path) -> Iterator[subprocess.Popen[bytes]]:
     command = ["-m", "client.prodserver", "--port", str(port), "--state", str(state)]
+    command += ["--url-file", str(state / "prod-url")]  # not the clone's own file
     log = state / "launcher.log"
     process = launch([*command, "--config", str(config)], log)
     try:
@@ -202,6 +203,8 @@ def test_prod_sigterm_with_a_stream_open_stops_everything_in_bounded_time(
         with prod_launcher(state, port, sleepy_config) as launcher:
             children = descendants(launcher.pid)
             assert len(children) >= 5, "postgres, redis, the supervisor and 2 workers"
+            written = (state / "prod-url").read_text("utf-8").strip()
+            assert written == f"http://127.0.0.1:{port}"  # where the client looks for it
             stream = OpenStream(port, "sleepy")
             time.sleep(1.0)  # the run is inside the sleeping tool
             took = supervisor_stop(launcher)
@@ -213,6 +216,7 @@ def test_prod_sigterm_with_a_stream_open_stops_everything_in_bounded_time(
         gone = assert_all_gone(state, children, port)
         print(f"\nlauncher stopped in {took:.1f}s; children gone {gone:.1f}s after")
         assert b"stopped." in (state / "launcher.log").read_bytes()
+        assert not (state / "prod-url").exists()  # a stopped server is not found
         assert_restarts(state, port, sleepy_config)
 
 
