@@ -145,12 +145,12 @@ class StopCore:
             return {}
         if context is None:
             context, _ = _run_context()
-        if not self.per_run and not self._told_ignored and given_settings(context):
+        if named := [] if self.per_run or self._told_ignored else sorted(given_settings(context)):
             self._told_ignored = True
             logger.warning(
                 "The run's context sets %s, which %s ignores: its constructor's settings hold "
                 "for every run; pass from_context=True to let a run's context set them",
-                ", ".join(sorted(given_settings(context))),
+                ", ".join(named),
                 type(self).__name__,
             )
         return {"stop_decision": None, TURN_KEY: new_record(messages, self.settings_for(context))}
