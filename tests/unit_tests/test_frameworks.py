@@ -271,3 +271,122 @@ def test_aegra_still_has_the_internals_the_setup_script_uses() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+# aegra_api: WorkerExecutor.wait_for_completion, replaced per worker
+
+QUICK_WAIT_PROBE = """
+import asyncio, inspect, json, sys
+from agent.frameworks import aegra
+from aegra_api.services import worker_executor as module
+problems = [name for name in ("settings", "RedisError", "redis_manager", "_is_run_terminal")
+            if not hasattr(module, name)]
+original = module.WorkerExecutor.wait_for_completion
+params = list(inspect.signature(original).parameters)
+if params != ["self", "run_id", "timeout"]:
+    problems.append(f"wait_for_completion takes {params}")
+aegra.quick_completion_wait()
+aegra.quick_completion_wait()
+if module.WorkerExecutor.wait_for_completion is original:
+    problems.append("not replaced")
+
+async def changed(self, run_id, *, timeout=300.0):
+    return None
+
+module.WorkerExecutor.wait_for_completion = changed
+try:
+    aegra.quick_completion_wait()
+    problems.append("a changed method was replaced")
+except RuntimeError as error:
+    if "COMPLETION_WAIT_SHA256" not in str(error):
+        problems.append("the error does not name the hash")
+print(json.dumps(problems))
+"""
+
+
+@pytest.mark.skipif(not AEGRA_PYTHON.exists(), reason="needs Aegra's env (make prod-env)")
+def test_the_quick_wait_replaces_exactly_the_method_it_was_written_against() -> None:
+    done = subprocess.run(
+        [str(AEGRA_PYTHON), "-c", QUICK_WAIT_PROBE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+QUICK_WAIT_TIMING = """
+import asyncio, json, sys, time
+from agent.frameworks import aegra
+from aegra_api.core.redis_manager import redis_manager
+from aegra_api.services import worker_executor as module
+from aegra_api.settings import settings
+
+async def late(executor) -> float:
+    run_id = "probe-" + str(time.monotonic_ns())
+    waiter = asyncio.create_task(executor.wait_for_completion(run_id, timeout=30))
+    await asyncio.sleep(0.3)
+    await redis_manager.get_client().set(f"{settings.redis.REDIS_CHANNEL_PREFIX}done:{run_id}", 1)
+    marked = time.monotonic()
+    await waiter
+    return time.monotonic() - marked
+
+async def main() -> None:
+    await redis_manager.initialize()
+    executor = module.WorkerExecutor()
+    aegra.quick_completion_wait()
+    print("lates:", json.dumps([await late(executor) for _ in range(3)]))
+    await redis_manager.close()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(not AEGRA_PYTHON.exists(), reason="needs Aegra's env (make prod-env)")
+def test_the_quick_wait_sees_a_runs_end_well_inside_aegras_own_look(tmp_path: Path) -> None:
+    import shutil
+    import socket
+    import time
+
+    redis_server = shutil.which("redis-server")
+    if redis_server is None:
+        pytest.skip("needs redis-server (make services)")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    redis = subprocess.Popen(
+        [redis_server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", tmp_path],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "redis-server did not start"
+                time.sleep(0.05)
+        env = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{port}/0"}
+        done = subprocess.run(
+            [str(AEGRA_PYTHON), "-c", QUICK_WAIT_TIMING],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+    finally:
+        redis.terminate()
+        redis.wait(timeout=30)
+    assert done.returncode == 0, done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("lates: ")]
+    lates = json.loads(line.removeprefix("lates: "))
+    # Aegra's own wait looks every 2.0 s, so it answers 0-2 s after the end (0.85 s on average
+    # for an end 0.3 s after the start); the quick wait answers within one LAST_LOOK.
+    assert max(lates) < 0.5 * 2.0 / 2, lates
