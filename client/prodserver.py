@@ -58,7 +58,7 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -494,6 +494,7 @@ def serve(
     redis_port: int | None = None,
     workers: int = 2,
     config: Path = CONFIG,
+    progress: Callable[[str], None] | None = None,
 ) -> Iterator[ProdServer]:
     """Run PostgreSQL, Redis and Aegra with ``workers`` processes until the block ends.
 
@@ -506,6 +507,7 @@ def serve(
         redis_port: Redis's port; a free one when None.
         workers: uvicorn worker processes.
         config: The Aegra config to serve.
+        progress: Told each step of the start as it begins (a line of text), when given.
 
     Yields:
         The running stack.
@@ -523,10 +525,13 @@ def serve(
     url = f"http://127.0.0.1:{api_port}"
     data = postgres_data_dir(state)
     clear_leftovers(state, data, {"API": port, "PostgreSQL": postgres_port, "Redis": redis_port})
+    say = progress or (lambda step: None)
     with ExitStack() as stack:
+        say("starting PostgreSQL")
         database_url = stack.enter_context(
             postgres(state, postgres_port or free_port(), password, data)
         )
+        say("starting Redis")
         redis_url = stack.enter_context(redis(state, redis_port or free_port(), password))
         server_env = _marked(state, env)
         server_env.update(
@@ -544,6 +549,7 @@ def serve(
         )
         log = state / "logs" / "server.log"
         # Workers that set up a new database at the same time collide: set it up once here.
+        say("setting up the database's tables and the graphs' assistants")
         with log.open("ab") as out:
             migrated = subprocess.run(
                 [str(PYTHON), "-c", MIGRATE],
@@ -564,6 +570,7 @@ def serve(
         command += ["--host", "127.0.0.1", "--port", str(api_port), "--workers", str(workers)]
         # An open stream holds a graceful stop: bound it, then cancel what is left.
         command += ["--timeout-graceful-shutdown", str(int(SERVER_STOP / 2))]
+        say(f"starting {workers} server workers on {url}")
         process = _spawn(command, log, signal.SIGKILL, cwd=config.parent, env=server_env)
         stack.callback(_stop, process, signal.SIGTERM, SERVER_STOP)
         server = ProdServer(
@@ -631,6 +638,7 @@ def main(argv: list[str] | None = None) -> int:
                 redis_port=args.redis_port,
                 workers=args.workers,
                 config=args.config,
+                progress=_progress(),
             ) as server,
         ):
             if server.postgres_data is not None and not server.postgres_data.is_relative_to(
@@ -659,6 +667,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print("stopped.", flush=True)
     return 0
+
+
+def _progress() -> Callable[[str], None]:
+    """A printer of start steps, each with the seconds since the first."""
+    began = time.monotonic()
+
+    def say(step: str) -> None:
+        print(f"{step} ({time.monotonic() - began:.0f} s)", flush=True)
+
+    return say
 
 
 def _forget_url(written: Path, url: str) -> None:

@@ -98,6 +98,10 @@ def test_make_prod_starts_from_a_0700_folder_and_says_where_the_data_is(
     finally:
         stop_process(process, signal.SIGINT, grace=60)
     out = "".join(printed) + process.stdout.read().decode("utf-8", errors="replace")
+    steps = ["starting PostgreSQL (", "starting Redis (", "setting up the database's tables"]
+    steps += [f"starting 2 server workers on http://127.0.0.1:{port} (", "API: "]
+    at = [out.find(step) for step in steps]
+    assert -1 not in at and at == sorted(at), out  # progress while it starts, then the API
     data = fallback_data_dir(state)
     if AS_ROOT:
         assert f"PostgreSQL's data is in {data}" in out, out
