@@ -12,7 +12,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from stop_on_artifact._adopt import adopt
+from stop_on_artifact._adopt import MCPErrorResult, adopt
 from stop_on_artifact._approval import ApprovalUsedError, resume_problem
 from stop_on_artifact._artifact import (
     InvalidArtifactError,
@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 __version__ = "0.3.0"
 
 __all__ = [
-    "ApprovalUsedError", "Block", "InvalidArtifactError", "ParallelPolicy", "PolicyGate",
+    "ApprovalUsedError", "Block", "InvalidArtifactError", "MCPErrorResult", "ParallelPolicy",
+    "PolicyGate",
     "PolicyMiddleware", "Reason", "StateSchemaError", "StopDecision", "StopMode",
     "StopOnArtifactMiddleware", "StopRouter", "StopSettings", "StopState", "ToolPolicy", "adopt",
     "completed", "current_attempt", "decide", "fatal", "final_text", "is_hard_stop",

@@ -1,4 +1,8 @@
-"""Adopt an existing tool: text on success and exceptions on failure become artifacts."""
+"""Adopt an existing tool: text on success and exceptions on failure become artifacts.
+
+An MCP tool (langchain-mcp-adapters) is adopted too: its error results and a request timeout
+(``McpError`` with code 408) are outcomes like exceptions.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, ToolException
 from langchain_core.tools import tool as as_tool
 
 from stop_on_artifact import _artifact
@@ -16,20 +20,42 @@ FATAL_CONTENT = "This request could not be completed, and trying again will not 
 Errors = tuple[type[Exception], ...]
 _HANDLERS = ("handle_tool_error", "handle_validation_error")
 _COPIED = ("name", "description", "tags", "metadata", *_HANDLERS)
+_MCP_MODULE = "langchain_mcp_adapters."
+_MCP_TIMEOUT = 408  # the code mcp's client gives a request that timed out
+
+
+class MCPErrorResult(Exception):
+    """An MCP tool's error result (``isError``), as :func:`adopt` classifies it."""
+
+
+def _is_mcp(tool: BaseTool) -> bool:
+    run = getattr(tool, "coroutine", None)
+    return str(getattr(run, "__module__", "")).startswith(_MCP_MODULE)
+
+
+def _is_timeout(error: Exception) -> bool:
+    code = getattr(getattr(error, "error", None), "code", None)
+    return type(error).__name__ == "McpError" and code == _MCP_TIMEOUT
 
 
 class _AdoptedTool(BaseTool):  # see adopt()
     inner: BaseTool
     transient: tuple[Errors, str]  # the exception types and the content they give
     fatal: tuple[Errors, str]
+    mcp: bool = False
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
 
     def _outcome(self, error: Exception) -> tuple[Any, dict[str, Any]]:
         (transient, transient_content), (fatal, fatal_content) = self.transient, self.fatal
-        if isinstance(error, transient):
-            return transient_content, _artifact.transient(error=type(error).__name__)
-        if isinstance(error, fatal):
-            return fatal_content, _artifact.fatal(error=type(error).__name__)
+        read = error
+        if self.mcp and isinstance(error, ToolException):  # an isError result
+            read = MCPErrorResult()
+        elif self.mcp and _is_timeout(error):
+            read = TimeoutError()
+        if isinstance(read, transient):
+            return transient_content, _artifact.transient(error=type(read).__name__)
+        if isinstance(read, fatal):
+            return fatal_content, _artifact.fatal(error=type(read).__name__)
         raise error
 
     def _run(
@@ -67,6 +93,7 @@ def adopt(
     fatal: type[Exception] | Errors = (),
     transient_content: str = TRANSIENT_CONTENT,
     fatal_content: str = FATAL_CONTENT,
+    mcp_defaults: bool = True,
 ) -> BaseTool:
     """Turn a tool that returns text and raises on failure into a ``content_and_artifact`` one.
 
@@ -80,21 +107,37 @@ def adopt(
     ``ToolErrorMiddleware`` make them rule ``tool_error``). A tool that takes an
     ``InjectedToolCallId`` cannot be adopted.
 
+    An MCP tool from langchain-mcp-adapters (which knows nothing of the contract) is adopted
+    the same way: its content on success (its structured content is dropped), an error result
+    read as :class:`MCPErrorResult` and a request timeout (``McpError`` 408) as ``TimeoutError``.
+    With ``mcp_defaults`` (the default), ``TimeoutError`` is added to ``transient`` and
+    ``MCPErrorResult`` to ``fatal`` unless listed in the other, so an error result not known to
+    be transient is fatal; list ``MCPErrorResult`` in ``transient`` to retry error results instead.
+
     Raises:
-        TypeError: If ``tool`` already returns ``(content, artifact)`` or a type is no Exception.
+        TypeError: If ``tool`` already returns ``(content, artifact)`` (an MCP tool aside) or a
+            type is no Exception.
         ValueError: If an exception type is listed as both transient and fatal.
     """
     wrapped = tool if isinstance(tool, BaseTool) else as_tool(tool)
-    if wrapped.response_format == "content_and_artifact":
+    mcp = _is_mcp(wrapped)
+    if wrapped.response_format == "content_and_artifact" and not mcp:
         msg = "tool already returns (content, artifact): adopt a tool that returns content"
         raise TypeError(msg)
     transient_errors, fatal_errors = _errors("transient", transient), _errors("fatal", fatal)
+    if mcp and mcp_defaults:
+        if not issubclass(TimeoutError, (*transient_errors, *fatal_errors)):
+            transient_errors = (*transient_errors, TimeoutError)
+        if not issubclass(MCPErrorResult, (*transient_errors, *fatal_errors)):
+            fatal_errors = (*fatal_errors, MCPErrorResult)
     if set(transient_errors) & set(fatal_errors):
         raise ValueError("an exception type is listed as both transient and fatal")
+    schema = wrapped.args_schema  # an MCP tool's is a JSON schema, kept as it is
     return _AdoptedTool(
         **{field: getattr(wrapped, field) for field in _COPIED},
-        args_schema=wrapped.get_input_schema(),
+        args_schema=schema if isinstance(schema, dict) else wrapped.get_input_schema(),
         inner=wrapped.model_copy(update=dict.fromkeys(_HANDLERS, False)),  # raises; handled here
         transient=(transient_errors, transient_content),
         fatal=(fatal_errors, fatal_content),
+        mcp=mcp,
     )

@@ -3,7 +3,8 @@
 A ``content_and_artifact`` tool returns ``(content, artifact)``; only orchestration reads the
 artifact, a small dict (``{"stop": True, "reason": "completed", "attempt": 1}``) that tools
 never hand-write: they call :func:`completed`, :func:`transient`, :func:`fatal` or
-:func:`policy_block`.
+:func:`policy_block`. An MCP server sends the same dict as a result's structured content, which
+langchain-mcp-adapters hands on one level down (``{"structured_content": {...}}``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ NOT_DONE_FIELD = "not_done"
 """The optional field a tool writes its user-safe "not done" line in (see :func:`transient`)."""
 MAX_NOT_DONE_CHARS = 500
 """Longest ``not_done`` line."""
+
+MCP_FIELD = "structured_content"
+"""The one key of langchain-mcp-adapters' ``MCPToolArtifact``, holding the server's dict."""
 
 _SCALAR = (str, int, float, bool, type(None))
 
@@ -79,14 +83,25 @@ def policy_block(**fields: str | int | float | bool | None) -> dict[str, Any]:
     return _artifact(True, "policy_block", fields)
 
 
+def contract(artifact: object) -> object:
+    """Return what holds the contract: an MCP tool's structured content, else ``artifact``."""
+    if isinstance(artifact, dict) and len(artifact) == 1 and MCP_FIELD in artifact:
+        return artifact[MCP_FIELD]
+    return artifact
+
+
 def parse_artifact(artifact: object) -> dict[str, Any]:
-    """Check what a ToolMessage carried strictly and return it unchanged.
+    """Check what a ToolMessage carried strictly and return it.
+
+    An MCP tool's artifact (``{"structured_content": {...}}``, langchain-mcp-adapters') is read
+    one level down and the server's dict returned; any other artifact is returned unchanged.
 
     Raises:
         InvalidArtifactError: Unless it is a dict with a real bool ``stop`` (not ``"false"``), a
             ``reason`` of the vocabulary agreeing with it, small scalar fields and a string
             ``not_done``. The message names fields and types, never values.
     """
+    artifact = contract(artifact)
     if not isinstance(artifact, dict):
         _fail(f"artifact must be a dict, got {type(artifact).__name__}")
     if missing := [key for key in ("stop", "reason") if key not in artifact]:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from stop_on_artifact import StopDecision, completed, fatal, final_text, policy_block, transient
 from stop_on_artifact._approval import is_approval_request
+from stop_on_artifact._artifact import contract
 from stop_on_artifact._decision import (
     ANSWER_SEPARATOR,
     MODEL_CALL_LIMIT_MESSAGE,
@@ -155,7 +156,7 @@ def call_then_answer(
         question = message_text(messages[start - 1]) if start else ""
         count = calls if isinstance(messages[-1], HumanMessage) else 0
         if isinstance(messages[-1], ToolMessage):
-            step = [m.artifact for m in latest_tool_step(messages[start:])]
+            step = [contract(m.artifact) for m in latest_tool_step(messages[start:])]
             count = sum(isinstance(a, dict) and a.get("reason") == "transient" for a in step)
         if not count:
             return AIMessage(content=answer)

@@ -1,0 +1,261 @@
+"""MCP tools from a real MCP server, loaded through langchain-mcp-adapters, decided per call.
+
+The server (``soa_mcp_server.py``) runs over stdio and over streamable HTTP on loopback; each
+test loads its tools in one session and runs them in ``create_agent`` (the stop middleware)
+and a hand-built graph (the router). A tool whose structured content is the contract needs no
+wrapper; one that knows nothing of it is adopted: success stops, a timeout is retried, an
+error result is fatal unless listed as transient. Malformed structured content continues to
+the model with one warning. Runs where the adapters are installed (dev dependencies).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.graph import END, START, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from soa_graphs import State, has_middleware, user, with_middleware
+from stop_on_artifact import MCPErrorResult, StopRouter, adopt
+from stop_on_artifact.messages import message_text
+from stop_on_artifact.testing import (
+    ANSWERED,
+    ScriptedChatModel,
+    assert_answer_is_settled_content,
+    assert_model_calls,
+    assert_stopped,
+    call_then_answer,
+    stop_decision,
+)
+
+pytest.importorskip("langchain_mcp_adapters", reason="langchain-mcp-adapters is a dev dependency")
+from langchain_mcp_adapters.client import MultiServerMCPClient  # noqa: E402
+from langchain_mcp_adapters.tools import load_mcp_tools  # noqa: E402
+
+SERVER = Path(__file__).with_name("soa_mcp_server.py")
+CLIENT_TIMEOUT = timedelta(seconds=1)
+"""The client's read timeout: shorter than the server's slow call (3 s)."""
+FATAL_ADOPTED = "This request could not be completed, and trying again will not help."
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), "http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert process.poll() is None, process.stderr.read() if process.stderr else ""
+                assert time.monotonic() < deadline, "the MCP server did not start"
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.fixture(params=["stdio", "http"])
+def connection(request: pytest.FixtureRequest) -> dict[str, Any]:
+    session = {"read_timeout_seconds": CLIENT_TIMEOUT}
+    if request.param == "stdio":
+        command = {"command": sys.executable, "args": [str(SERVER), "stdio"]}
+        return {"transport": "stdio", **command, "session_kwargs": session}
+    url = request.getfixturevalue("http_url")
+    return {"transport": "streamable_http", "url": url, "session_kwargs": session}
+
+
+@asynccontextmanager
+async def mcp_tools(connection: dict[str, Any]) -> AsyncIterator[dict[str, BaseTool]]:
+    """The server's tools by name, in one session (a stdio server keeps its state)."""
+    client = MultiServerMCPClient({"soa": connection})  # type: ignore[dict-item]
+    async with client.session("soa") as session:
+        yield {tool.name: tool for tool in await load_mcp_tools(session)}
+
+
+def hand_built(model: BaseChatModel, tools: Sequence[BaseTool], router: StopRouter) -> Any:
+    """The README's hand-built graph with async nodes: MCP tools have no sync path."""
+    run_tools = ToolNode(list(tools), handle_tool_errors=True)
+
+    async def agent(state: State) -> dict[str, Any]:
+        messages = state["messages"]
+        reply = await router.bind_model(model, tools, state).ainvoke(messages)
+        return {"messages": [reply], **router.turn_update(messages)}
+
+    async def tools_node(state: State) -> dict[str, Any]:
+        new = (await run_tools.ainvoke(state))["messages"]
+        return {"messages": new, **router.after_tools(state, new)}
+
+    def route(state: State) -> Literal["agent", "finalize"]:
+        return router.route_after_tools(state)
+
+    builder = StateGraph(State)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", tools_node)
+    builder.add_node("finalize", router.finalize)
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
+    builder.add_conditional_edges("tools", route, {"agent": "agent", "finalize": "finalize"})
+    builder.add_edge("finalize", END)
+    return builder.compile()
+
+
+async def ask(kind: str, tool: BaseTool, question: str) -> dict[str, Any]:
+    model = ScriptedChatModel(script=call_then_answer())
+    if kind == "router":
+        agent = hand_built(model, [tool], StopRouter())
+    else:
+        agent = with_middleware(model, [tool])
+    result: dict[str, Any] = await agent.ainvoke(user(question))
+    return result
+
+
+def tool_messages(result: dict[str, Any]) -> list[ToolMessage]:
+    return [m for m in result["messages"] if isinstance(m, ToolMessage)]
+
+
+@pytest.fixture(params=["router", "middleware"])
+def agent_kind(request: pytest.FixtureRequest) -> str:
+    if request.param == "middleware" and not has_middleware():
+        pytest.skip("create_agent needs langchain 1.x")
+    name: str = request.param
+    return name
+
+
+# --- a server that speaks the contract: no wrapper ---------------------------------------
+
+
+async def test_structured_content_is_the_artifact_and_a_stop_answers_verbatim(
+    connection: dict[str, Any], agent_kind: str
+) -> None:
+    async with mcp_tools(connection) as tools:
+        result = await ask(agent_kind, tools["lookup"], "checkpointer")
+    assert_stopped(result, "completed")
+    assert_answer_is_settled_content(result)
+    assert_model_calls(result, 1)
+    assert message_text(result["messages"][-1]) == "# checkpointer\n\nThe page about checkpointer."
+
+
+async def test_a_transient_structured_result_goes_back_to_the_model(
+    connection: dict[str, Any], agent_kind: str
+) -> None:
+    question = f"flaky {agent_kind} {connection['transport']}"
+    async with mcp_tools(connection) as tools:
+        result = await ask(agent_kind, tools["lookup"], question)
+    assert [m.artifact["structured_content"]["reason"] for m in tool_messages(result)] == [
+        "transient",
+        "completed",
+    ]
+    assert_stopped(result, "completed")
+    assert_model_calls(result, 2)
+    assert message_text(result["messages"][-1]) == f"# {question}\n\nThe page about {question}."
+
+
+async def test_a_fatal_structured_result_stops_with_the_servers_text(
+    connection: dict[str, Any], agent_kind: str
+) -> None:
+    async with mcp_tools(connection) as tools:
+        result = await ask(agent_kind, tools["lookup"], "missing page")
+    assert_stopped(result, "fatal")
+    assert_answer_is_settled_content(result)
+    assert "Nothing matches missing page" in message_text(result["messages"][-1])
+
+
+async def test_malformed_structured_content_continues_with_one_warning(
+    connection: dict[str, Any], agent_kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="stop_on_artifact")
+    async with mcp_tools(connection) as tools:
+        result = await ask(agent_kind, tools["lookup"], "malformed secret-value")
+    decision = stop_decision(result)
+    assert (decision["action"], decision["rule"]) == ("continue", "invalid_artifact")
+    assert message_text(result["messages"][-1]) == ANSWERED
+    warnings = [r for r in caplog.records if r.name == "stop_on_artifact"]
+    assert len(warnings) == 1 and "'stop' must be a bool" in warnings[0].getMessage()
+    assert "secret-value" not in warnings[0].getMessage()
+
+
+# --- a server that knows nothing of the contract: adopted ---------------------------------
+
+
+async def test_an_adopted_mcp_tool_stops_on_success(
+    connection: dict[str, Any], agent_kind: str
+) -> None:
+    async with mcp_tools(connection) as tools:
+        result = await ask(agent_kind, adopt(tools["search"]), "interrupts")
+    assert_stopped(result, "completed")
+    assert_answer_is_settled_content(result)
+    assert_model_calls(result, 1)
+    assert message_text(result["messages"][-1]) == "# interrupts\n\nThe page about interrupts."
+
+
+async def test_an_adopted_mcp_timeout_is_transient_and_retried(
+    connection: dict[str, Any], agent_kind: str
+) -> None:
+    question = f"slow {agent_kind} {connection['transport']}"
+    async with mcp_tools(connection) as tools:
+        result = await ask(agent_kind, adopt(tools["search"]), question)
+    artifacts = [m.artifact for m in tool_messages(result)]
+    assert [(a["reason"], a.get("error")) for a in artifacts] == [
+        ("transient", "TimeoutError"),
+        ("completed", None),
+    ]
+    assert_stopped(result, "completed")
+    assert_model_calls(result, 2)
+
+
+async def test_an_adopted_mcp_error_result_is_fatal_without_the_servers_text(
+    connection: dict[str, Any], agent_kind: str
+) -> None:
+    async with mcp_tools(connection) as tools:
+        result = await ask(agent_kind, adopt(tools["search"]), "missing page")
+    decision = assert_stopped(result, "fatal")
+    assert tool_messages(result)[-1].artifact["error"] == "MCPErrorResult"
+    assert message_text(result["messages"][-1]) == FATAL_ADOPTED
+    assert "no page for" not in str(result["messages"]) and decision["reason"] == "fatal"
+
+
+async def test_error_results_listed_as_transient_are_retried(
+    connection: dict[str, Any], agent_kind: str
+) -> None:
+    question = f"busy {agent_kind} {connection['transport']}"
+    async with mcp_tools(connection) as tools:
+        result = await ask(agent_kind, adopt(tools["search"], transient=MCPErrorResult), question)
+    assert [m.artifact["reason"] for m in tool_messages(result)] == ["transient", "completed"]
+    assert_stopped(result, "completed")
+
+
+async def test_the_mcp_defaults_can_be_turned_off(connection: dict[str, Any]) -> None:
+    async with mcp_tools(connection) as tools:
+        adopted = adopt(tools["search"], mcp_defaults=False)
+        call = {"name": "search", "args": {"query": "missing"}, "id": "c1", "type": "tool_call"}
+        message = await adopted.ainvoke(call)
+    # no mapping: the error result goes through the adapter's own handling, no artifact
+    assert isinstance(message, ToolMessage) and message.status == "error"
+    assert message.artifact is None
