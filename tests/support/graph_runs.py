@@ -45,11 +45,28 @@ class Observed:
         assert isinstance(last, AIMessage)
         return last
 
+    @property
+    def agreed(self) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """The events and the decision as both graphs must agree on them.
+
+        ``saved`` keeps its model calls: its tokens are each graph's own estimate, from the
+        usage of its last model call, whose input differs by a few tokens between graphs.
+        """
+        events = [{"stop_decision": without_tokens(e["stop_decision"])} for e in self.events]
+        return events, without_tokens(self.decision)
+
     def tool_message(self, tool_call_id: str) -> ToolMessage:
         for message in self.messages:
             if isinstance(message, ToolMessage) and message.tool_call_id == tool_call_id:
                 return message
         raise AssertionError(f"no ToolMessage {tool_call_id}")
+
+
+def without_tokens(decision: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``decision`` with ``saved`` reduced to its model calls."""
+    if decision is None or "saved" not in decision:
+        return decision
+    return {**decision, "saved": decision["saved"]["model_calls"]}
 
 
 def tool_steps(messages: Sequence[BaseMessage]) -> list[list[ToolMessage]]:

@@ -214,7 +214,7 @@ async def test_both_graphs_end_a_runaway_model_the_same_way() -> None:
     seen = []
     for graph_name in GRAPHS:
         observed = await run(build(graph_name, [lookup]), "Tell me everything.", context)
-        seen.append((observed.events, observed.decision, observed.answer.content))
+        seen.append((observed.agreed, observed.answer.content))
     assert seen[0] == seen[1]
 
 

@@ -102,7 +102,7 @@ async def test_both_graphs_agree_on_every_scenario() -> None:
             )
             seen.append(
                 (
-                    observed.decision,
+                    observed.agreed,
                     observed.answer.content,
                     observed.model_calls,
                     observed.interrupts,

@@ -21,7 +21,7 @@ from mcp.server.fastmcp import FastMCP
 from mcp.types import CallToolResult, ContentBlock, TextContent
 from stop_on_artifact import completed, fatal, transient
 
-SLOW_SECONDS = 3.0
+SLOW_SECONDS = 6.0
 """How long the first ``slow`` call takes: longer than the tests' client timeout."""
 
 server = FastMCP("soa-test", host="127.0.0.1", log_level="WARNING")

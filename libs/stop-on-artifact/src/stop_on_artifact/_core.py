@@ -21,10 +21,12 @@ from stop_on_artifact._decision import (
     check_texts,
     decide,
     final_text,
+    is_hard_stop,
     logger,
 )
 from stop_on_artifact._record import TURN_KEY, new_record, recorded_settings, starts_turn
 from stop_on_artifact._retry import aretry_in_place, retry_in_place
+from stop_on_artifact._saving import estimate_saving
 from stop_on_artifact._settings import (
     ParallelPolicy,
     SettingsFromContext,
@@ -172,6 +174,8 @@ class StopCore:
         """Decide the tool step ``new`` ends under ``settings``; stream it, call the hook."""
         messages = [*(state.get("messages") or []), *new]
         decision = decide(messages, settings)
+        if is_hard_stop(decision, settings):
+            decision["saved"] = estimate_saving(messages, self.answer(decision, messages))
         get_stream_writer()({"stop_decision": dict(decision)})
         named = (decision["action"], decision["rule"], decision["tool"])
         logger.info("stop decision: action=%s rule=%s tool=%s", *named)

@@ -15,6 +15,7 @@ from langchain_core.messages import BaseMessage
 from typing_extensions import TypedDict
 
 from stop_on_artifact._artifact import NOT_DONE_FIELD, Reason
+from stop_on_artifact._saving import Saving
 from stop_on_artifact._settings import StopSettings
 from stop_on_artifact.messages import Turn, Verdict, message_text, scan_turn
 
@@ -73,6 +74,8 @@ class StopDecision(TypedDict):
     """Beside ``approval``: the policy that asked."""
     in_place_retries: NotRequired[int]
     """Extra attempts run in place this turn (``retry_in_place``)."""
+    saved: NotRequired[Saving]
+    """On a hard stop, the model call it skipped (see :mod:`stop_on_artifact._saving`)."""
 
 
 def decide(messages: Sequence[BaseMessage], context: StopSettings) -> StopDecision:

@@ -8,6 +8,7 @@ are logged, never their values); the next user message starts a new record.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NotRequired
@@ -70,8 +71,17 @@ def _validated(items: tuple[tuple[str, Any], ...]) -> StopSettings:
     return StopSettings.model_validate(dict(items))
 
 
-@lru_cache(maxsize=1024)  # once per turn and run
+_WARNED: dict[tuple[str, str, tuple[str, ...]], None] = {}  # oldest first, at most 1,024
+_WARNED_LOCK = threading.Lock()  # a step's parallel tool calls read the settings at once
+
+
 def _warn(turn: str, run: str, fields: tuple[str, ...]) -> None:
+    with _WARNED_LOCK:  # once per turn and run
+        if (turn, run, fields) in _WARNED:
+            return
+        _WARNED[turn, run, fields] = None
+        if len(_WARNED) > 1024:
+            del _WARNED[next(iter(_WARNED))]
     logger.warning(
         "A run carrying on a turn resolves other stop settings (%s); the turn keeps the "
         "settings it started with, and the next user message uses the new ones",
