@@ -10,16 +10,21 @@ decision's fields, sanitized artifacts and counts.
 - Each tool's own run gets ``stop_artifact``, its sanitized artifact (:func:`traced_tool`:
   ``legacy`` binds traced copies of its tools, ``middleware`` swaps them in per call with
   :func:`with_artifact_metadata`).
-- The root run of the trace gets :data:`STOP_KEYS` for the latest decision and
-  :data:`TOTAL_KEYS` (:func:`record_run`), rewritten after every model call and every
-  tool step, so what the root run ends with describes the run's final decision.
+- The root run of the trace gets :data:`STOP_KEYS` for the latest decision,
+  :data:`TOTAL_KEYS` and :data:`SAVED_KEYS` (:func:`record_run`), rewritten after every
+  model call and every tool step, so what the root run ends with describes the run's final
+  decision. A hard stop also leaves the saving as feedback on the root run
+  (:func:`send_saving_feedback`), which LangSmith dashboards can sum.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Sequence
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -32,6 +37,7 @@ from stop_on_artifact.messages import turn_start
 
 from agent.frameworks.langchain_core import open_run
 from agent.tracing.allowlist import sanitize_artifact
+from agent.tracing.prices import price_of, read_prices, usd
 
 if TYPE_CHECKING:  # langgraph 1.x only: the legacy graph imports this module on 0.6 too
     from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -63,6 +69,30 @@ TOTAL_KEYS: tuple[str, ...] = (
     "model_name",
 )
 """Root-run totals since the last user message."""
+
+SAVED_KEYS: tuple[str, ...] = (
+    "stop_saved_model_calls",
+    "stop_saved_input_tokens",
+    "stop_saved_output_tokens",
+    "stop_saved_usd",
+)
+"""What the run's hard stop saved (``stop_decision["saved"]``); 0 on a run that did not stop
+hard. ``stop_saved_usd`` is None when the model has no price (agent.tracing.prices)."""
+
+read_prices()  # a malformed AGENT_MODEL_PRICES fails when the graphs load, naming it
+
+FEEDBACK_KEYS: dict[str, str] = {
+    "stop_saved_model_calls": "stop_saved_model_calls",
+    "stop_saved_input_tokens": "stop_saved_input_tokens",
+    "stop_saved_output_tokens": "stop_saved_output_tokens",
+    "stop_saved_usd": "stop_saved_micro_usd",
+}
+"""The feedback a hard stop leaves on the root run, by the metadata key it repeats. Dollars
+go as millionths (``stop_saved_micro_usd``): LangSmith keeps 4 decimals of a score."""
+
+logger = logging.getLogger(__name__)
+_FEEDBACK = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stop-saved-feedback")
+_PROJECTS: dict[str, UUID] = {}
 
 TAG_PREFIX = "stop:"
 """The deciding run's tag is ``stop:<rule>``."""
@@ -102,6 +132,23 @@ def decision_metadata(
         "stop_artifact": sanitize_artifact(chosen_artifact(decision, messages)),
         "stop_policy": decision.get("policy"),
         "stop_approval": decision.get("approval"),
+    }
+
+
+def saving_metadata(decision: StopDecision | None, model_name: str | None) -> dict[str, Any]:
+    """Return :data:`SAVED_KEYS` for the run's latest decision and the model that ran."""
+    saved = decision.get("saved") if decision is not None else None
+    calls, read, written = (
+        (saved["model_calls"], saved["input_tokens"], saved["output_tokens"])
+        if saved
+        else (0, 0, 0)
+    )
+    price = price_of(model_name)
+    return {
+        "stop_saved_model_calls": calls,
+        "stop_saved_input_tokens": read,
+        "stop_saved_output_tokens": written,
+        "stop_saved_usd": usd(read, written, price) if price is not None else None,
     }
 
 
@@ -186,7 +233,9 @@ def record_run(messages: Sequence[BaseMessage], decision: StopDecision | None) -
     root = root_run()
     if root is None:
         return
-    root.add_metadata({**decision_metadata(decision, messages), **run_totals(messages)})
+    totals = run_totals(messages)
+    saving = saving_metadata(decision, totals["model_name"])
+    root.add_metadata({**decision_metadata(decision, messages), **totals, **saving})
 
 
 def _artifact_of(result: object, response_format: str) -> object:
@@ -278,6 +327,50 @@ def trace_decision(decision: StopDecision, messages: Sequence[BaseMessage]) -> N
     """
     annotate_decision(decision, messages)
     record_run(messages, decision)
+    send_saving_feedback(decision, messages)
+
+
+def send_saving_feedback(decision: StopDecision, messages: Sequence[BaseMessage]) -> None:
+    """After a hard stop, send what it saved as feedback on the root run, if traced.
+
+    Scores only (:data:`FEEDBACK_KEYS`; dollars when the model has a price), from a
+    background thread so the run never waits on LangSmith; a failure is logged by type.
+
+    Args:
+        decision: A tool step's decision; nothing is sent unless it holds ``saved``.
+        messages: The messages it was decided from.
+    """
+    root = root_run()
+    if root is None or "saved" not in decision:
+        return
+    saving = saving_metadata(decision, run_totals(messages)["model_name"])
+    scores = {
+        FEEDBACK_KEYS[key]: round(value * 1_000_000) if key == "stop_saved_usd" else value
+        for key, value in saving.items()
+        if value is not None
+    }
+    _FEEDBACK.submit(_send, root.client, root.id, root.trace_id, root.session_name, scores)
+
+
+def _send(
+    client: Any, run_id: UUID, trace_id: UUID, project: str | None, scores: Mapping[str, Any]
+) -> None:
+    try:
+        session = _PROJECTS.get(project or "")
+        if session is None and project:
+            session = _PROJECTS[project] = client.read_project(project_name=project).id
+        for key, score in scores.items():
+            client.create_feedback(
+                run_id=run_id, trace_id=trace_id, key=key, score=score, session_id=session
+            )
+    except Exception as error:  # noqa: BLE001 - feedback must never fail a run
+        logger.warning("the stop's saving feedback was not sent (%s)", type(error).__name__)
+
+
+def flush_feedback() -> None:
+    """Wait until the feedback sent so far has left (tests, and a process about to exit)."""
+    done: Future[None] = _FEEDBACK.submit(lambda: None)
+    done.result(timeout=60)
 
 
 def trace_approval_asked(policy: str) -> None:

@@ -32,6 +32,9 @@ Protocol notes (checked against ``langsmith`` 0.15.1):
   inline.
 * ``POST /runs`` and ``PATCH /runs/<id>``: single runs, used when the client has no
   background tracing queue.
+* ``POST /feedback`` (``Client.create_feedback`` without the tracing queue) and
+  ``GET /sessions?name=...`` (``Client.read_project``: one project per name, its id derived
+  from the name) are served too.
 * Patches carry the whole ``extra`` again (including ``extra.metadata``) and, by
   default, *no* ``inputs`` (``LANGSMITH_EXCLUDE_INPUTS_ON_PATCH`` defaults to true).
 
@@ -49,10 +52,12 @@ import gzip
 import json
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import Message
 from typing import Any
+from urllib.parse import parse_qs
 
 from tests.support.loopback import LoopbackServer, Request, Response
 
@@ -148,7 +153,8 @@ class LangSmithCollector(LoopbackServer):
         requests_log: Every request (method, path, headers, body) in arrival order.
         attachments: ``attachment.<run_id>.<name>`` parts, as
             ``{run_id: {name: (content_type, data)}}``.
-        feedback: Parsed ``feedback.<id>`` parts, in arrival order.
+        feedback: Parsed ``feedback.<id>`` parts and ``POST /feedback`` bodies, in arrival
+            order.
         errors: Human-readable descriptions of requests the collector rejected or
             could not parse (empty in a healthy test).
     """
@@ -304,8 +310,24 @@ class LangSmithCollector(LoopbackServer):
         Returns:
             A JSON response.
         """
+        if request.method == "GET" and request.path.removeprefix("/api/v1") == "/sessions":
+            return self._sessions(request.query)
         answer = self._dispatch(request.method, request.path, request.headers, request.body)
         return Response(answer.status, "application/json", json.dumps(answer.payload).encode())
+
+    def _sessions(self, query: str) -> Response:
+        """``GET /sessions?name=...``: the named project, with an id derived from its name."""
+        names = parse_qs(query).get("name") or ["default"]
+        project = {
+            "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"langsmith-project:{names[0]}")),
+            "name": names[0],
+            "tenant_id": str(uuid.UUID(int=0)),
+            "start_time": "2026-01-01T00:00:00+00:00",
+            "reference_dataset_id": None,
+        }
+        with self._cond:
+            self.requests_log.append(RecordedRequest("GET", "/sessions", {}, b"", query))
+        return Response(200, "application/json", json.dumps([project]).encode())
 
     def _info(self) -> dict[str, Any]:
         return {
@@ -376,6 +398,9 @@ class LangSmithCollector(LoopbackServer):
             run = json.loads(body)
             self._apply("post", str(run["id"]), run)
             return _Response(202, {})
+        if method == "POST" and path == "/feedback":
+            self.feedback.append(json.loads(body))
+            return _Response(200, {})
         if method == "PATCH" and path.startswith("/runs/") and path.count("/") == 2:
             run_id = path.rsplit("/", 1)[1]
             self._apply("patch", run_id, json.loads(body) if body else {})

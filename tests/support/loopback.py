@@ -40,12 +40,14 @@ class Request:
         headers: The request headers with lower-cased names (last value wins for
             repeated names).
         body: The request body (a chunked body is joined).
+        query: The query string, without the ``?`` (empty when there is none).
     """
 
     method: str
     path: str
     headers: dict[str, str]
     body: bytes
+    query: str = ""
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,7 @@ class _Handler(BaseHTTPRequestHandler):
             path=urlsplit(self.path).path,
             headers={key.lower(): value for key, value in self.headers.items()},
             body=self._read_body(),
+            query=urlsplit(self.path).query,
         )
         response = self.server.owner.handle(request)
         self.send_response(response.status)
