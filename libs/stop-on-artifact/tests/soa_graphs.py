@@ -11,11 +11,10 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, convert_to_messages
 from langchain_core.tools import BaseTool
 from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
 from stop_on_artifact import StopRouter, StopState
 
@@ -77,7 +76,7 @@ def functional(
     """The functional API's ReAct loop: ``call_model``, then ``call_tools`` until a stop.
 
     The entrypoint keeps the hand-built graph's state (``messages``, ``stop_decision``,
-    ``stop_turn``) as a dict, merges each task's update into it and returns it; on a thread it
+    ``stop_turn``) as a dict, appends each task's update to it and returns it; on a thread it
     starts from the state the last turn returned (``previous``).
     """
     run_tools = ToolNode(list(tools), handle_tool_errors=True)
@@ -94,7 +93,10 @@ def functional(
         return {"messages": new, **router.after_tools(state, new)}
 
     def merge(state: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
-        return {**state, **update, "messages": add_messages(state["messages"], update["messages"])}
+        # Appends, giving no message an id: the body runs again on a resume, and a fresh
+        # uuid on the user's message (add_messages) would no longer match the turn's record.
+        messages = [*state["messages"], *convert_to_messages(update["messages"])]
+        return {**state, **update, "messages": messages}
 
     @entrypoint(checkpointer=checkpointer)
     def agent(inputs: dict[str, Any], *, previous: dict[str, Any] | None = None) -> dict[str, Any]:

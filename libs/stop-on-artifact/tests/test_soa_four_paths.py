@@ -20,9 +20,11 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command, interrupt
 from soa_graphs import build, has_middleware, user
-from stop_on_artifact import StopSettings
+from stop_on_artifact import StopSettings, completed
 from stop_on_artifact.testing import (
     ANSWER_SEPARATOR,
     ANSWERED,
@@ -211,6 +213,36 @@ def test_a_second_turn_on_one_thread_decides_afresh_on_every_path(path: str) -> 
     assert humans == ["first", "second"]
     assert_answer_is_settled_content(second)
     assert seen(second) == seen(two_turns("router"))
+
+
+@tool(response_format="content_and_artifact")
+def confirm(query: str) -> tuple[str, dict[str, Any]]:
+    """Ask a person first, then look ``query`` up."""
+    answer = interrupt(f"Look up {query}?")
+    return f"# {query}\n\nLooked up: {answer}.", completed()
+
+
+def resumed(path: str) -> Mapping[str, Any]:
+    """A turn paused inside its tool step, then resumed: the run that finishes it."""
+    model = ScriptedChatModel(script=call_then_answer("confirm"))
+    graph = build(path, model, [confirm], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke(user("store"), config)
+    waiting = [i.value for task in graph.get_state(config).tasks for i in task.interrupts]
+    assert waiting == ["Look up store?"]
+    result: Mapping[str, Any] = graph.invoke(Command(resume="yes"), config)
+    return result
+
+
+def test_a_turn_resumed_after_an_interrupt_keeps_its_record_on_every_path(path: str) -> None:
+    # The functional entrypoint's body runs again on the resume: the turn's record must
+    # still match the user's message it re-reads (see soa_graphs.functional).
+    result = resumed(path)
+    assert_stopped(result, "completed")
+    assert_model_calls(result, 1)
+    assert result["messages"][-1].content == "# store\n\nLooked up: yes."
+    assert_answer_is_settled_content(result)
+    assert seen(result) == seen(resumed("router"))
 
 
 def streamed(path: str) -> tuple[list[dict[str, Any]], Mapping[str, Any]]:
