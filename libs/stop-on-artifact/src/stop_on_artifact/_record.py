@@ -8,6 +8,7 @@ are logged, never their values); the next user message starts a new record.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NotRequired
@@ -21,6 +22,7 @@ from stop_on_artifact._settings import StopSettings
 
 TURN_KEY = "stop_turn"
 logger = logging.getLogger("stop_on_artifact")
+_WARN_LOCK = threading.Lock()  # lru_cache runs a first call twice when two threads race
 
 
 class TurnRecord(TypedDict):
@@ -105,5 +107,6 @@ def recorded_settings(
     if current is not None and current != settings:
         fields = StopSettings.model_fields
         changed = tuple(n for n in fields if getattr(current, n) != getattr(settings, n))
-        _warn(str(record["turn"]), run, changed)
+        with _WARN_LOCK:  # a step's calls run in threads (create_agent): one line, not two
+            _warn(str(record["turn"]), run, changed)
     return settings
