@@ -1,7 +1,8 @@
-"""Agents the library suite runs: a hand-built ReAct graph with the router, and create_agent.
+"""Agents the library suite runs: the router's two loops, create_agent and create_deep_agent.
 
 The hand-built graph is the README's: the router binds the model's tools (none for the polish
-call after a stop) and clears a new turn's decision.
+call after a stop) and clears a new turn's decision. The functional loop is LangGraph's
+functional-API quickstart with the same router calls, keeping the graph's state as a dict.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, convert_to_messages
 from langchain_core.tools import BaseTool
+from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from stop_on_artifact import StopRouter, StopState
@@ -63,6 +66,53 @@ def hand_built(
     return builder.compile(checkpointer=checkpointer)
 
 
+def functional(
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    router: StopRouter,
+    *,
+    checkpointer: Any = None,
+) -> Any:
+    """The functional API's ReAct loop: ``call_model``, then ``call_tools`` until a stop.
+
+    The entrypoint keeps the hand-built graph's state (``messages``, ``stop_decision``,
+    ``stop_turn``) as a dict, appends each task's update to it and returns it; on a thread it
+    starts from the state the last turn returned (``previous``).
+    """
+    run_tools = ToolNode(list(tools), handle_tool_errors=True)
+
+    @task
+    def call_model(state: dict[str, Any]) -> dict[str, Any]:
+        messages = state["messages"]
+        reply = router.bind_model(model, tools, state).invoke(messages)
+        return {"messages": [reply], **router.turn_update(messages)}
+
+    @task
+    def call_tools(state: dict[str, Any]) -> dict[str, Any]:
+        new = run_tools.invoke(state)["messages"]
+        return {"messages": new, **router.after_tools(state, new)}
+
+    def merge(state: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+        # Appends, giving no message an id: the body runs again on a resume, and a fresh
+        # uuid on the user's message (add_messages) would no longer match the turn's record.
+        messages = [*state["messages"], *convert_to_messages(update["messages"])]
+        return {**state, **update, "messages": messages}
+
+    @entrypoint(checkpointer=checkpointer)
+    def agent(inputs: dict[str, Any], *, previous: dict[str, Any] | None = None) -> dict[str, Any]:
+        state = merge({"messages": [], **(previous or {})}, inputs)
+        while True:
+            state = merge(state, call_model(state).result())
+            last = state["messages"][-1]
+            if not (isinstance(last, AIMessage) and last.tool_calls):
+                return state
+            state = merge(state, call_tools(state).result())
+            if router.is_hard(state):
+                return merge(state, router.finalize(state))
+
+    return agent
+
+
 def with_middleware(
     model: BaseChatModel,
     tools: Sequence[BaseTool],
@@ -84,6 +134,25 @@ def with_middleware(
     )
 
 
+def deep(
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    *,
+    checkpointer: Any = None,
+    **settings: Any,
+) -> Any:
+    """``create_deep_agent`` with ``StopOnArtifactMiddleware(**settings)`` (deepagents)."""
+    from deepagents import create_deep_agent
+    from stop_on_artifact import StopOnArtifactMiddleware
+
+    return create_deep_agent(
+        model=model,
+        tools=list(tools),
+        middleware=[StopOnArtifactMiddleware(**settings)],
+        checkpointer=checkpointer,
+    )
+
+
 def build(
     kind: str,
     model: BaseChatModel,
@@ -93,12 +162,25 @@ def build(
     checkpointer: Any = None,
     **settings: Any,
 ) -> Any:
-    """Build the ``router`` (hand-built) or ``middleware`` (create_agent) agent."""
+    """Build the ``router`` (hand-built), ``functional``, ``middleware`` or ``deep`` agent.
+
+    ``functional`` and ``deep`` take no ``context_schema``: a TypeError if one is given.
+    """
     if kind == "router":
         router = StopRouter(**settings)
         return hand_built(
             model, tools, router, context_schema=context_schema, checkpointer=checkpointer
         )
+    if kind in ("functional", "deep"):
+        if context_schema is not None:
+            msg = f"the {kind} agent here takes no context_schema"
+            raise TypeError(msg)
+        if kind == "deep":
+            return deep(model, tools, checkpointer=checkpointer, **settings)
+        return functional(model, tools, StopRouter(**settings), checkpointer=checkpointer)
+    if kind != "middleware":
+        msg = f"kind must be router, functional, middleware or deep, not {kind!r}"
+        raise ValueError(msg)
     return with_middleware(
         model, tools, context_schema=context_schema, checkpointer=checkpointer, **settings
     )

@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import threading
+import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -284,6 +286,39 @@ def test_a_resume_with_other_settings_says_so_by_field_never_by_value(
     assert len(lines) == 1, lines
     assert re.search(r"\(stop_mode\)", lines[0])
     assert "never" not in lines[0]
+
+
+def test_two_threads_reading_other_settings_at_once_log_one_line() -> None:
+    # create_agent runs a step's calls in threads; each reads the record at the same moment.
+    from langchain_core.messages import HumanMessage
+    from stop_on_artifact import StopSettings
+    from stop_on_artifact._record import new_record, recorded_settings
+
+    messages = [HumanMessage("a 100", id="race")]
+    state = {"messages": messages, "stop_turn": new_record(messages, StopSettings())}
+    lines: list[str] = []
+
+    class Slow(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            time.sleep(0.01)  # a handler that writes somewhere: the window of the race
+            lines.append(record.getMessage())
+
+    handler, barrier = Slow(), threading.Barrier(4)
+
+    def read() -> None:
+        barrier.wait()
+        recorded_settings(state, "StopRouter", StopSettings(stop_mode="never"), "run-race")
+
+    logging.getLogger("stop_on_artifact").addHandler(handler)
+    try:
+        threads = [threading.Thread(target=read) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        logging.getLogger("stop_on_artifact").removeHandler(handler)
+    assert len(lines) == 1, lines
 
 
 def test_a_hand_built_state_without_the_record_fails_naming_the_fix() -> None:
