@@ -10,6 +10,7 @@ absent, not zero, for a model with no price; a malformed variable is refused by 
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import pytest
@@ -56,7 +57,8 @@ async def test_a_hard_stop_leaves_its_saving_as_metadata_and_feedback(
         }, graph
     sent = json.dumps(collector.feedback)
     assert "checkpointer" not in sent.lower(), "feedback holds scores, never content"
-    assert any(r.path == "/sessions" for r in collector.requests_log), "addressed by project"
+    project = str(uuid.uuid5(uuid.NAMESPACE_URL, "langsmith-project:tracing-test"))
+    assert {str(f.get("session_id")) for f in collector.feedback} == {project}, "by project"
 
 
 async def test_no_price_no_dollars_and_no_stop_no_saving(collector: LangSmithCollector) -> None:
@@ -111,3 +113,22 @@ def test_a_failed_send_is_logged_by_type_and_never_raised(
 
     tracing_metadata._send(Refusing(), None, None, "p", {"k": 1})  # type: ignore[arg-type]
     assert "ConnectionError" in caplog.text and "secret" not in caplog.text
+
+
+async def test_the_root_run_docs_tracing_shows_is_the_one_sent(
+    collector: LangSmithCollector,
+) -> None:
+    from pathlib import Path
+
+    from agent.tracing.metadata import STOP_KEYS, TOTAL_KEYS
+    from client.scenarios import by_name
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "tracing.md").read_text("utf-8")
+    start = page.index("The root run of `legacy` on the scenario `success-hard`")
+    block = page[
+        page.index("```json\n", start) + 8 : page.index("```\n", page.index("```json\n", start) + 8)
+    ]
+    scenario = by_name("success-hard")
+    both = await trace_both(collector, scenario.query, scenario.context, thread_id="docs")
+    found = metadata(both["legacy"][1])
+    assert json.loads(block) == {key: found[key] for key in STOP_KEYS + TOTAL_KEYS + SAVED_KEYS}
