@@ -26,7 +26,8 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 
-from agent.tracing.metadata import STOP_KEYS, TOTAL_KEYS
+from agent.tracing.metadata import FEEDBACK_KEYS, SAVED_KEYS, STOP_KEYS, TOTAL_KEYS
+from agent.tracing.prices import PRICES, usd
 from client.scenarios import GRAPHS, SCENARIOS
 from tests.support.api import user_input, values_of
 from tests.support.dev_server import CONFIG, ROOT, dev_server
@@ -291,6 +292,50 @@ def test_every_rule_through_the_server_has_the_same_metadata_on_both_graphs(
             assert metadata(root)["run_id"] == root["id"]
 
 
+def test_every_root_run_says_what_its_stop_saved_in_metadata_and_feedback(
+    redacting: tuple[dict[tuple[str, str], Traced], dict[str, Any], bytes],
+    loopback: Loopback,
+) -> None:
+    traced, runs, _ = redacting
+    collector = loopback[0]
+    hard = {
+        t.run_id: t.values["stop_decision"]["saved"]
+        for t in traced.values()
+        if (t.values.get("stop_decision") or {}).get("saved")
+    }
+    assert hard, "some runs stopped hard"
+
+    def arrived(_: Any) -> bool:
+        sent = {str(f.get("run_id")) for f in collector.feedback}
+        return all(run_id in sent for run_id in hard)
+
+    collector.wait_for(arrived, timeout=60)
+    for (name, graph), one in traced.items():
+        root = metadata(runs[one.run_id])
+        saved = hard.get(one.run_id)
+        price = PRICES.get(root["model_name"] or "")
+        calls, read, written = (
+            (1, saved["input_tokens"], saved["output_tokens"]) if saved else (0, 0, 0)
+        )
+        assert {k: root[k] for k in SAVED_KEYS} == {
+            "stop_saved_model_calls": calls,
+            "stop_saved_input_tokens": read,
+            "stop_saved_output_tokens": written,
+            "stop_saved_usd": usd(read, written, price) if price else None,
+        }, (name, graph)
+        feedback = {
+            f["key"]: f["score"] for f in collector.feedback if str(f.get("run_id")) == one.run_id
+        }
+        if saved is None:
+            assert feedback == {}, (name, graph)
+            continue
+        assert feedback[FEEDBACK_KEYS["stop_saved_model_calls"]] == 1, (name, graph)
+        assert feedback[FEEDBACK_KEYS["stop_saved_input_tokens"]] == read
+        assert ("stop_saved_micro_usd" in feedback) == (price is not None), (name, graph)
+    groq = metadata(runs[traced[GROQ_CASE.name, "legacy"].run_id])
+    assert groq["model_name"] == "llama-3.3-70b-versatile" and groq["stop_saved_usd"] > 0
+
+
 def test_planted_secrets_never_reach_the_collector_with_redaction_on(
     redacting: tuple[dict[tuple[str, str], Traced], dict[str, Any], bytes],
     loopback: Loopback,
@@ -335,7 +380,7 @@ def test_redaction_off_sends_content_but_no_keys_and_the_same_metadata(
             assert off == on, (case.name, graph)
             root_on = metadata(runs_on[traced_on[case.name, graph].run_id])
             root_off = metadata(runs_off[traced_off[case.name, graph].run_id])
-            keys = (*STOP_KEYS, *TOTAL_KEYS)
+            keys = (*STOP_KEYS, *TOTAL_KEYS, *SAVED_KEYS)
             assert {k: root_off[k] for k in keys} == {k: root_on[k] for k in keys}
 
 

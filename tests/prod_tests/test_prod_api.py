@@ -16,7 +16,7 @@ import sys
 import pytest
 from langgraph_sdk.client import LangGraphClient
 
-from agent.tracing.metadata import STOP_KEYS, TOTAL_KEYS
+from agent.tracing.metadata import SAVED_KEYS, STOP_KEYS, TOTAL_KEYS
 from client.cli import stream_run
 from client.scenarios import GRAPHS, SCENARIOS, Scenario
 from tests.prod_tests.conftest import ALICE_KEY
@@ -81,7 +81,23 @@ async def test_the_root_run_carries_the_stop_metadata_and_totals(
     root = runs[run_id]
     assert not root.get("parent_run_id"), "the API's run is the root of its trace"
     found = metadata(root)
-    assert set(STOP_KEYS) | set(TOTAL_KEYS) <= set(found)
+    assert set(STOP_KEYS) | set(TOTAL_KEYS) | set(SAVED_KEYS) <= set(found)
+    saved = (seen.decision or {}).get("saved")
+    assert found["stop_saved_model_calls"] == (1 if saved else 0)
+    if saved:  # and the same as feedback on the root run, sent by the worker that ran it
+        collector.wait_for(
+            lambda _: any(
+                str(f.get("run_id")) == run_id and f["key"] == "stop_saved_input_tokens"
+                for f in collector.feedback
+            ),
+            timeout=60,
+        )
+        [score] = [
+            f["score"]
+            for f in collector.feedback
+            if str(f.get("run_id")) == run_id and f["key"] == "stop_saved_input_tokens"
+        ]
+        assert score == found["stop_saved_input_tokens"] == saved["input_tokens"]
     assert found["stop_action"] == scenario.action
     assert found["stop_rule"] == scenario.rule
     assert found["model_calls"] == scenario.model_calls
