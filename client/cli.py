@@ -67,6 +67,9 @@ from client.dev import dev_url_file, prod_url_file
 from client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario
 
 DEFAULT_URL = "http://127.0.0.1:2024"
+INVOCATION = ".venv/bin/python -m client"
+"""How the commands this client prints run from the clone's root: the project's Python, which
+has the client's packages (the system one does not)."""
 PROJECT = Path(__file__).resolve().parents[1]
 DEV_URL_FILE = dev_url_file(PROJECT)
 """Where ``make dev`` (:mod:`client.dev`) writes the URL it serves at, while it runs."""
@@ -814,7 +817,7 @@ COMMANDS = ("ask", "check", "answer")
 def parser() -> argparse.ArgumentParser:
     """Return the parser of ``python -m client [ask|check] ...``."""
     top = _Parser(
-        prog="python -m client",
+        prog=INVOCATION,
         description=(
             "Ask a running LangGraph server a question (`ask`, the default: the first "
             "argument may be the question itself), or run the forced-outcome matrix "
@@ -1010,13 +1013,10 @@ def answer_command(seen: Observation, url: str) -> str:
         url: The server it paused on; named with ``--url`` unless it is the default.
 
     Returns:
-        ``python -m client answer --graph G --thread-id T [--url U] --approve``.
+        ``.venv/bin/python -m client answer --graph G --thread-id T [--url U] --approve``.
     """
     where = f" --url {url}" if url != DEFAULT_URL else ""
-    return (
-        f"python -m client answer --graph {seen.graph} --thread-id {seen.thread_id}"
-        f"{where} --approve"
-    )
+    return f"{INVOCATION} answer --graph {seen.graph} --thread-id {seen.thread_id}{where} --approve"
 
 
 def _still_paused(seen: Observation, url: str) -> str:
@@ -1075,8 +1075,10 @@ async def _settle(
             return EXIT_INTERRUPTED
         if resume is None:
             print(
-                f"paused: awaiting approval. Answer with: {answer_command(seen, url)} "
-                "(or --reject REASON)",
+                "paused: awaiting approval; answer with the line below (for a reject, "
+                "--reject REASON in place of --approve):",
+                answer_command(seen, url),
+                sep="\n",
                 file=out,
             )
             return EXIT_PAUSED

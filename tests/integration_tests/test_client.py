@@ -341,7 +341,7 @@ async def test_without_a_flag_the_run_stays_paused_and_answer_answers_it_later(
     graph = "middleware"
     paused = command(scenario.query, "--graph", graph, *ASK_FLAGS, url=server.url)  # not a TTY
     assert paused.returncode == EXIT_PAUSED, paused.stderr
-    hint = f"python -m client answer --graph {graph} --thread-id "
+    hint = f".venv/bin/python -m client answer --graph {graph} --thread-id "
     assert hint in paused.stdout
     thread_id = paused.stdout.split(hint, 1)[1].split()[0]
     # The printed command names the server it paused on: it works from any shell.
@@ -362,6 +362,24 @@ async def test_without_a_flag_the_run_stays_paused_and_answer_answers_it_later(
     again = command(*args, "--approve", url=server.url)
     assert again.returncode == EXIT_FAILED
     assert "has no pending approval" in again.stdout
+
+
+async def test_the_printed_answer_later_line_runs_as_printed(
+    server: DevServer, client: LangGraphClient
+) -> None:
+    scenario = by_name("approval-parallel_reject_and_receipt")
+    paused = command(scenario.query, "--graph", "legacy", *ASK_FLAGS, url=server.url)
+    assert paused.returncode == EXIT_PAUSED, paused.stderr
+    [printed] = [line for line in paused.stdout.splitlines() if "-m client answer " in line]
+    assert printed.startswith(".venv/bin/python -m client answer "), "a line of its own"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGGRAPH_", "LANGSMITH_"))}
+    done = subprocess.run(
+        printed, shell=True, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert "answered: approve" in done.stdout
+    thread_id = printed.split("--thread-id ")[1].split()[0]
+    assert (await client.threads.get_state(thread_id))["interrupts"] == []
 
 
 @pytest.mark.parametrize("graph", GRAPHS)
