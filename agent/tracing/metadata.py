@@ -223,19 +223,25 @@ def annotate_decision(decision: StopDecision, messages: Sequence[BaseMessage]) -
     run.add_tags([f"{TAG_PREFIX}{decision['rule']}"])
 
 
-def record_run(messages: Sequence[BaseMessage], decision: StopDecision | None) -> None:
+def record_run(
+    messages: Sequence[BaseMessage], decision: StopDecision | None
+) -> tuple[RunTree, dict[str, Any]] | None:
     """Put the latest decision and the totals so far on the root run of the trace.
 
     Args:
         messages: The thread's messages up to now.
         decision: The latest tool step's decision this turn, or None if no tool ran.
+
+    Returns:
+        The root run and its :data:`SAVED_KEYS`, or None outside a traced run.
     """
     root = root_run()
     if root is None:
-        return
+        return None
     totals = run_totals(messages)
     saving = saving_metadata(decision, totals["model_name"])
     root.add_metadata({**decision_metadata(decision, messages), **totals, **saving})
+    return root, saving
 
 
 def _artifact_of(result: object, response_format: str) -> object:
@@ -319,31 +325,28 @@ def trace_decision(decision: StopDecision, messages: Sequence[BaseMessage]) -> N
 
     The stop core's ``on_decision`` hook in both graphs: the current run gets the
     ``stop_*`` metadata and the tag ``stop:<rule>``, and the root run the decision and the
-    run's totals so far.
+    run's totals so far; after a hard stop, its saving as feedback too.
 
     Args:
         decision: The decision of one tool step.
         messages: The messages it was decided from, ending with the tool step.
     """
     annotate_decision(decision, messages)
-    record_run(messages, decision)
-    send_saving_feedback(decision, messages)
+    recorded = record_run(messages, decision)
+    if recorded is not None and "saved" in decision:
+        send_saving_feedback(*recorded)
 
 
-def send_saving_feedback(decision: StopDecision, messages: Sequence[BaseMessage]) -> None:
-    """After a hard stop, send what it saved as feedback on the root run, if traced.
+def send_saving_feedback(root: RunTree, saving: Mapping[str, Any]) -> None:
+    """Send a hard stop's :data:`SAVED_KEYS` as feedback on the root run.
 
     Scores only (:data:`FEEDBACK_KEYS`; dollars when the model has a price), from a
     background thread so the run never waits on LangSmith; a failure is logged by type.
 
     Args:
-        decision: A tool step's decision; nothing is sent unless it holds ``saved``.
-        messages: The messages it was decided from.
+        root: The root run of the trace.
+        saving: What :func:`record_run` put on it.
     """
-    root = root_run()
-    if root is None or "saved" not in decision:
-        return
-    saving = saving_metadata(decision, run_totals(messages)["model_name"])
     scores = {
         FEEDBACK_KEYS[key]: round(value * 1_000_000) if key == "stop_saved_usd" else value
         for key, value in saving.items()

@@ -8,6 +8,7 @@ price has none: :func:`price_of` returns None and the dollars stay absent, never
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -37,7 +38,11 @@ def read_prices(environ: Mapping[str, str] = os.environ) -> dict[str, tuple[floa
     Raises:
         PriceError: Naming the variable and the entry at fault, never quoting the value.
     """
-    raw = environ.get(PRICES_VAR, "").strip()
+    return dict(_prices(environ.get(PRICES_VAR, "").strip()))
+
+
+@functools.lru_cache(maxsize=8)  # read at every model call and tool step: parsed once
+def _prices(raw: str) -> dict[str, tuple[float, float]]:
     if not raw:
         return dict(PRICES)
     try:
@@ -62,7 +67,7 @@ def price_of(model: str | None) -> tuple[float, float] | None:
     """Return the (input, output) USD per million tokens of ``model``, or None if unknown."""
     if model is None:
         return None
-    return read_prices().get(model)
+    return _prices(os.environ.get(PRICES_VAR, "").strip()).get(model)
 
 
 def usd(input_tokens: int, output_tokens: int, price: tuple[float, float]) -> float:

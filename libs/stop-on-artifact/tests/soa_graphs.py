@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, convert_to_messages
+from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, StateGraph
@@ -40,17 +41,32 @@ def hand_built(
     context_schema: type[Any] | None = None,
     checkpointer: Any = None,
 ) -> Any:
-    """Compile ``agent -> tools -> route_after_tools -> agent | finalize``."""
+    """Compile ``agent -> tools -> route_after_tools -> agent | finalize``.
+
+    Its nodes have an async twin, so ``ainvoke`` runs async-only tools (MCP's).
+    """
     run_tools = ToolNode(list(tools), handle_tool_errors=True)  # 0.6's default, explicit
 
-    def agent(state: State) -> dict[str, Any]:
+    def agent_sync(state: State) -> dict[str, Any]:
         messages = state["messages"]
         reply = router.bind_model(model, tools, state).invoke(messages)
         return {"messages": [reply], **router.turn_update(messages)}
 
-    def tools_node(state: State) -> dict[str, Any]:
+    async def agent_async(state: State) -> dict[str, Any]:
+        messages = state["messages"]
+        reply = await router.bind_model(model, tools, state).ainvoke(messages)
+        return {"messages": [reply], **router.turn_update(messages)}
+
+    def tools_sync(state: State) -> dict[str, Any]:
         new = run_tools.invoke(state)["messages"]
         return {"messages": new, **router.after_tools(state, new)}
+
+    async def tools_async(state: State) -> dict[str, Any]:
+        new = (await run_tools.ainvoke(state))["messages"]
+        return {"messages": new, **router.after_tools(state, new)}
+
+    agent = RunnableLambda(agent_sync, afunc=agent_async, name="agent")
+    tools_node = RunnableLambda(tools_sync, afunc=tools_async, name="tools")
 
     def route(state: State) -> Literal["agent", "finalize"]:
         return router.route_after_tools(state)

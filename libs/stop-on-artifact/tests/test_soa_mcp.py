@@ -15,20 +15,17 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import pytest
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
-from langgraph.graph import END, START, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
-from soa_graphs import State, has_middleware, user, with_middleware
+from soa_graphs import hand_built, has_middleware, user, with_middleware
 from stop_on_artifact import MCPErrorResult, StopRouter, adopt
 from stop_on_artifact.messages import message_text
 from stop_on_artifact.testing import (
@@ -112,33 +109,6 @@ async def mcp_tools(connection: dict[str, Any]) -> AsyncIterator[dict[str, BaseT
         # (modelcontextprotocol/python-sdk#1960): the run had ended; its result is checked
         if not ran:
             raise
-
-
-def hand_built(model: BaseChatModel, tools: Sequence[BaseTool], router: StopRouter) -> Any:
-    """The README's hand-built graph with async nodes: MCP tools have no sync path."""
-    run_tools = ToolNode(list(tools), handle_tool_errors=True)
-
-    async def agent(state: State) -> dict[str, Any]:
-        messages = state["messages"]
-        reply = await router.bind_model(model, tools, state).ainvoke(messages)
-        return {"messages": [reply], **router.turn_update(messages)}
-
-    async def tools_node(state: State) -> dict[str, Any]:
-        new = (await run_tools.ainvoke(state))["messages"]
-        return {"messages": new, **router.after_tools(state, new)}
-
-    def route(state: State) -> Literal["agent", "finalize"]:
-        return router.route_after_tools(state)
-
-    builder = StateGraph(State)
-    builder.add_node("agent", agent)
-    builder.add_node("tools", tools_node)
-    builder.add_node("finalize", router.finalize)
-    builder.add_edge(START, "agent")
-    builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
-    builder.add_conditional_edges("tools", route, {"agent": "agent", "finalize": "finalize"})
-    builder.add_edge("finalize", END)
-    return builder.compile()
 
 
 async def ask(kind: str, tool: BaseTool, question: str) -> dict[str, Any]:
