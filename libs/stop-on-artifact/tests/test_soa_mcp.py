@@ -77,8 +77,13 @@ def http_url() -> Iterator[str]:
                 time.sleep(0.05)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
+        # uvicorn's graceful shutdown waits for open streams; a test's server may not wait.
         process.terminate()
-        process.wait(timeout=30)
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=30)
 
 
 @pytest.fixture(params=["stdio", "http"])
