@@ -29,8 +29,8 @@ port when 2024 is taken), the URL ``make prod`` wrote to ``.langgraph_api/prod-u
 ``http://127.0.0.1:2024``. A ``server:`` line names the server and where its URL came from
 (``server: http://127.0.0.1:2026 (make prod)``) in ``check`` and ``answer``. When none
 answers, the error names each URL it tried and where it came from, and both ways to start one.
-A server that needs a key gets it from ``LANGGRAPH_API_KEY``, which ``langgraph_sdk`` sends as
-``x-api-key``.
+A server that needs a key gets it from ``LANGGRAPH_API_KEY`` (else ``LANGSMITH_API_KEY``), sent
+as ``x-api-key`` (:mod:`client.api`).
 
 The approval prompt takes ``a``/``approve``/``y``/``yes`` or ``r``/``reject``/``n``/``no``
 (any case) and asks again on anything else. Every error is one line on standard error.
@@ -55,16 +55,25 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NoReturn, TextIO, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TextIO, get_args
 
-import httpx
-from langgraph_sdk import get_client
-from langgraph_sdk.client import LangGraphClient
-
-from agent.context import Context, ForcedOutcome
-from agent.tools.outcomes import DEFAULT_WEIGHTS
+from client.context_flags import (
+    DEFAULT_SEED,
+    DEFAULT_WEIGHTS,
+    FIELDS,
+    OUTCOMES,
+)
 from client.dev import dev_url_file, prod_url_file
 from client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario
+
+if TYPE_CHECKING:
+    import httpx
+    from langgraph_sdk.client import LangGraphClient
+
+    from client.api import ApiClient
+
+    Server = LangGraphClient | ApiClient
+    """A ``langgraph_sdk`` client, or the CLI's own (:class:`client.api.ApiClient`)."""
 
 DEFAULT_URL = "http://127.0.0.1:2024"
 INVOCATION = ".venv/bin/python -m client"
@@ -250,6 +259,8 @@ async def find_server(explicit: str | None, timeout: float = 5.0) -> tuple[str, 
         ServerUnreachableError: If no candidate answers; the message names each URL, where
             it came from and why it failed, and what to do, in one line.
     """
+    import httpx
+
     failures = []
     async with httpx.AsyncClient(timeout=timeout) as http:
         for url, source in candidate_urls(explicit):
@@ -353,7 +364,7 @@ def _raise_if_failed(joined: object, run: Any) -> None:
 
 
 async def stream_run(
-    client: LangGraphClient,
+    client: Server,
     graph: str,
     query: str,
     context: dict[str, Any] | None = None,
@@ -388,6 +399,8 @@ async def stream_run(
     Raises:
         RunFailedError: If the server refused the run or the run failed.
     """
+    import httpx
+
     try:
         if thread_id is None:
             thread_id = str((await client.threads.create())["thread_id"])
@@ -421,7 +434,7 @@ async def stream_run(
     return seen
 
 
-async def pending_approval(client: LangGraphClient, graph: str, thread_id: str) -> Observation:
+async def pending_approval(client: Server, graph: str, thread_id: str) -> Observation:
     """Return a thread's state as an observation, to show and answer its pending request.
 
     Args:
@@ -435,6 +448,8 @@ async def pending_approval(client: LangGraphClient, graph: str, thread_id: str) 
     Raises:
         RunFailedError: If the server refused (no such thread, or not this identity's).
     """
+    import httpx
+
     try:
         state = await client.threads.get_state(thread_id)
     except httpx.HTTPStatusError as exc:
@@ -647,7 +662,7 @@ def summarize(observation: Observation) -> RunSummary:
 
 
 async def check(
-    client: LangGraphClient,
+    client: Server,
     graphs: Sequence[str] = GRAPHS,
     scenarios: Sequence[Scenario] = SCENARIOS,
     *,
@@ -749,7 +764,7 @@ def render(rows: Sequence[CheckRow]) -> str:
 
 def _outcomes(text: str) -> list[str]:
     values = [part.strip() for part in text.split(",") if part.strip()]
-    allowed = get_args(ForcedOutcome)
+    allowed = OUTCOMES
     for index, value in enumerate(values, start=1):
         if value not in allowed:
             # Named by position, never quoted: the value came from the caller.
@@ -759,24 +774,6 @@ def _outcomes(text: str) -> list[str]:
         msg = f"expected one or more of {', '.join(allowed)}, comma-separated"
         raise argparse.ArgumentTypeError(msg)
     return values
-
-
-_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.(?:\s|$)")
-"""A full stop ending a sentence: not the one inside ``e.g.`` or ``i.e.``."""
-
-
-def first_sentence(text: str) -> str:
-    """Return a description's first sentence, without its full stop (a flag's help).
-
-    Args:
-        text: A ``Context`` field description.
-
-    Returns:
-        The text up to the first full stop followed by a space (or the end), ``e.g.`` and
-        ``i.e.`` not counting as one.
-    """
-    end = _SENTENCE_END.search(text)
-    return (text[: end.start()] if end else text).strip()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -876,37 +873,27 @@ def _add_answer_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-NO_FLAG: frozenset[str] = frozenset()
-"""Context fields with no flag (none today: every field is a scalar or a list of outcomes)."""
-
-
 def _add_context_flags(parser: argparse.ArgumentParser) -> None:
-    """Add one flag per ``Context`` field, so a new field gets its flag with no edit here."""
-    for name, info in Context.model_fields.items():
-        if name in NO_FLAG:
-            continue
-        flag = "--" + name.replace("_", "-")
-        if name == "force_outcome":
+    """Add one flag per ``Context`` field (:data:`client.context_flags.FIELDS`)."""
+    for flag in FIELDS:
+        if flag.kind == "outcomes":
             parser.add_argument(
-                flag,
+                flag.flag,
                 type=_outcomes,
                 action="append",
                 metavar="OUTCOME[,OUTCOME...]",
                 help="force tool outcomes in call order (repeatable or comma list): success, "
                 "transient (retryable is the same), fatal",
             )
-            continue
-        annotation = info.annotation
-        choices = get_args(annotation) if get_origin(annotation) is Literal else None
-        first = first_sentence(info.description or "")
-        if annotation is bool:
-            parser.add_argument(flag, action="store_true", default=None, help=first or None)
-        elif annotation is int:
-            parser.add_argument(flag, type=int, help=first or None)
-        elif annotation is float:
-            parser.add_argument(flag, type=float, help=first or None)
+        elif flag.kind == "bool":
+            parser.add_argument(
+                flag.flag, action="store_true", default=None, help=flag.help or None
+            )
         else:
-            parser.add_argument(flag, choices=choices, help=first or None)
+            kinds: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "str": str}
+            parser.add_argument(
+                flag.flag, type=kinds[flag.kind], choices=flag.choices, help=flag.help or None
+            )
 
 
 def _add_check_flags(parser: argparse.ArgumentParser) -> None:
@@ -945,12 +932,10 @@ def context_from(args: argparse.Namespace) -> dict[str, Any]:
     if args.force_outcome:
         outcomes = [value for group in args.force_outcome for value in group]
         context["force_outcome"] = outcomes[0] if len(outcomes) == 1 else outcomes
-    for name in Context.model_fields:
-        if name == "force_outcome" or name in NO_FLAG:
-            continue
-        value = getattr(args, name)
-        if value is not None:
-            context[name] = value
+    for flag in FIELDS:
+        value = getattr(args, flag.name)
+        if flag.kind != "outcomes" and value is not None:
+            context[flag.name] = value
     return context
 
 
@@ -1042,7 +1027,7 @@ def _interruptible() -> Iterator[None]:
 
 
 async def _settle(
-    client: LangGraphClient,
+    client: Server,
     args: argparse.Namespace,
     seen: Observation,
     out: TextIO,
@@ -1117,7 +1102,7 @@ def outcome_note(decision: dict[str, Any], context: dict[str, Any]) -> str:
         shown = forced if isinstance(forced, str) else ",".join(forced)
         return f"  outcome: forced by --force-outcome {shown}"
     mix = ", ".join(f"{share:.0%} {name}" for name, share in DEFAULT_WEIGHTS.items())
-    seed = context.get("seed", Context.model_fields["seed"].default)
+    seed = context.get("seed", DEFAULT_SEED)
     return (
         f"  outcome: drawn at random ({mix}; seed {seed}); force one with --force-outcome success"
     )
@@ -1126,7 +1111,9 @@ def outcome_note(decision: dict[str, Any], context: dict[str, Any]) -> str:
 async def _run(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     url, _ = await find_server(args.url)
     graph = str(args.graph)
-    client = get_client(url=url)
+    from client.api import ApiClient
+
+    client = ApiClient(url)
     context = context_from(args)
 
     def show(decision: dict[str, Any]) -> None:
@@ -1149,7 +1136,9 @@ async def _run(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 
 async def _answer(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     url, source = await find_server(args.url)
-    client = get_client(url=url)
+    from client.api import ApiClient
+
+    client = ApiClient(url)
     print(f"server: {url} ({source})", file=out, flush=True)
     try:
         seen = await pending_approval(client, str(args.graph), str(args.thread_id))
@@ -1165,7 +1154,9 @@ async def _check(args: argparse.Namespace, out: TextIO) -> int:
     url, source = await find_server(args.url)
     chosen = set(args.scenario or [])
     scenarios = [s for s in SCENARIOS if not chosen or s.name in chosen]
-    client = get_client(url=url)
+    from client.api import ApiClient
+
+    client = ApiClient(url)
     try:
         rows = await check(
             client,

@@ -19,13 +19,13 @@ from client.cli import (
     EXIT_FAILED,
     EXIT_PAUSED,
     EXIT_UNREACHABLE,
-    NO_FLAG,
     check,
     context_from,
     main,
     parser,
     render,
 )
+from client.context_flags import NO_FLAG
 from client.scenarios import GRAPHS, SCENARIOS, by_name
 from tests.support.api import current_turn, text, tool_steps, values_of
 from tests.support.dev_server import DevServer, free_port

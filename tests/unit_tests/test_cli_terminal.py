@@ -23,13 +23,13 @@ from client.cli import (
     EXIT_PAUSED,
     EXIT_USAGE,
     Observation,
-    first_sentence,
     main,
     prompt_decisions,
     read_choice,
     refusal_text,
     run_error_text,
 )
+from client.context_flags import first_sentence
 
 REQUEST: dict[str, Any] = {
     "action_requests": [{"name": "checkout", "description": "buy a desk"}],
