@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, TextIO, get_args
 
+from client import terminal
 from client.context_flags import (
     DEFAULT_SEED,
     DEFAULT_WEIGHTS,
@@ -181,21 +182,6 @@ def message_text(message: dict[str, Any]) -> str:
             if isinstance(block, str | dict)
         )
     return ""
-
-
-def for_terminal(text: str) -> str:
-    r"""Return Markdown written for a chat page as a terminal shows it: ``\$`` as ``$``.
-
-    The server escapes every ``$`` of a text a person reads (math in chat pages' Markdown,
-    see :func:`agent.tools.markdown.escape_math`); a terminal prints the Markdown as it is.
-
-    Args:
-        text: An answer, a refusal or an approval description.
-
-    Returns:
-        The text with each escaped dollar sign plain.
-    """
-    return text.replace("\\$", "$")
 
 
 def user_input(query: str) -> dict[str, Any]:
@@ -470,15 +456,16 @@ def describe_approval(request: dict[str, Any]) -> str:
         request: ``{"action_requests": [...], "review_configs": [...]}``.
 
     Returns:
-        Plain text: each action's description (caller text escaped by the policy, dollar
-        signs plain: see :func:`for_terminal`) and the decisions it allows.
+        Plain text: each action's description (as :func:`client.terminal.plain_text`
+        writes it: the escapes that keep caller text from adding markup undone) and the
+        decisions it allows.
     """
     lines = ["approval needed:"]
     configs = request.get("review_configs") or []
     for index, action in enumerate(request.get("action_requests") or [], start=1):
         config = configs[index - 1] if index - 1 < len(configs) else {}
         allowed = "/".join(config.get("allowed_decisions") or ["approve", "reject"])
-        description = for_terminal(str(action.get("description")))
+        description = terminal.plain_text(str(action.get("description")))
         lines.append(f"  {index}. {action.get('name')} ({allowed}): {description}")
     return "\n".join(lines)
 
@@ -954,7 +941,8 @@ def _describe(decision: dict[str, Any]) -> str:
 def _print_result(seen: Observation, out: TextIO) -> None:
     if not seen.decisions:
         print("stop decision: none (no tool ran)", file=out)
-    print(f"answer:\n{for_terminal(seen.answer)}", file=out)
+    print("answer:", file=out)
+    terminal.show(seen.answer, out)
     print(f"path: {' -> '.join(seen.path)}", file=out)
     print(f"model calls: {seen.model_calls}", file=out)
     print(f"graph: {seen.graph}  thread: {seen.thread_id}", file=out)

@@ -1,24 +1,39 @@
-"""`python -m client` starts without the agent: what importing the CLI loads."""
+"""`python -m client` starts without the agent and renders answers on a terminal."""
 
 from __future__ import annotations
 
+import io
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import get_args
 
+import pytest
+
 from agent.context import Context, ForcedOutcome
+from agent.tools.checkout import receipt
 from agent.tools.outcomes import DEFAULT_WEIGHTS
 from client import context_flags
+from client.terminal import plain_text, show
 
 ROOT = Path(__file__).resolve().parents[2]
+RECEIPT = receipt("a **gaming chair**", 250, "ORD-7")
+"""The checkout tool's receipt: a heading, a bold label, a table, the caller's ``**`` escaped."""
 HEAVY = ("langgraph", "langchain_core", "langgraph_sdk", "agent", "stop_on_artifact")
 
 
-def test_importing_the_cli_and_its_api_client_loads_no_heavy_module() -> None:
+@pytest.mark.parametrize(
+    ("module", "heavy"),
+    [
+        ("client.cli", (*HEAVY, "httpx", "rich")),  # what --help and a bad flag import
+        ("client.api", HEAVY),  # what a question adds (httpx loads rich's CLI extras itself)
+    ],
+)
+def test_the_client_loads_no_heavy_module(module: str, heavy: tuple[str, ...]) -> None:
     code = (
-        "import sys, client.cli, client.api; "
-        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))"
+        f"import sys, {module}; "
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
@@ -31,3 +46,35 @@ def test_the_flags_copy_matches_the_context() -> None:
     assert context_flags.OUTCOMES == get_args(ForcedOutcome)
     assert context_flags.DEFAULT_SEED == Context.model_fields["seed"].default
     assert dict(context_flags.DEFAULT_WEIGHTS) == dict(DEFAULT_WEIGHTS)
+
+
+def test_piped_output_is_the_text_without_markdown_escapes() -> None:
+    out = io.StringIO()
+    assert r"a \*\*gaming chair\*\*" in RECEIPT  # the escapes to undo
+    show(RECEIPT, out)
+    assert "| a **gaming chair** | $250.00 |" in out.getvalue()
+    assert "\\" not in out.getvalue()
+    fenced = "```\nx = '\\*'\n```\n`a\\*` \\*"
+    assert plain_text(fenced) == "```\nx = '\\*'\n```\n`a\\*` *"
+
+
+def test_a_terminal_gets_rendered_markdown() -> None:
+    leader, follower = os.openpty()
+    with os.fdopen(follower, "w") as terminal:
+        show(RECEIPT, terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    text = shown.decode()
+    assert "gaming chair" in text and "$250.00" in text and "Thank you" in text
+    # The caller's own asterisks show as typed; markup renders; no backslash is left.
+    assert "a **gaming chair**" in text and "ORD-7" in text and "**ORD-7**" not in text
+    assert "Total charged" in text and "**Total charged**" not in text
+    assert "\\" not in text and "# Thank" not in text and "| Item |" not in text

@@ -40,7 +40,7 @@ from agent.tracing.allowlist import (
 )
 from agent.tracing.masking import mask_secrets
 from agent.tracing.redaction import mask_payload_secrets, redact, sanitize_artifacts
-from client.cli import for_terminal
+from client.terminal import plain_text
 
 T = TypeVar("T")
 
@@ -284,7 +284,21 @@ DOLLAR_INPUTS = {
 def test_escaping_dollar_signs_is_linear(text: Text) -> None:
     assert_linear(escape_math, text)
     assert_linear(label, text)
-    assert_linear(lambda t: for_terminal(escape_math(t)), text)
+    assert_linear(lambda t: plain_text(escape_math(t)), text)
+
+
+# Code spans and fences: runs that never close, alternating run lengths, a fence per line.
+PLAIN_INPUTS = {
+    "unclosed-span": rep("\\*", head="`"),
+    "ticks-and-escapes": rep("`\\*``\\|"),
+    "fence-lines": rep("```\n\\*\n"),
+    "one-long-line": rep("a\\*b`"),
+}
+
+
+@pytest.mark.parametrize("text", PLAIN_INPUTS.values(), ids=PLAIN_INPUTS.keys())
+def test_plain_text_for_a_pipe_is_linear(text: Text) -> None:
+    assert_linear(plain_text, text)
 
 
 def quadratic(text: str) -> int:

@@ -22,8 +22,9 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from agent.models import OfflineChatModel
 from agent.tools.checkout import receipt
 from agent.tools.markdown import escape_math, excerpt, label, plain
-from client.cli import describe_approval, for_terminal
+from client.cli import describe_approval
 from client.scenarios import ASK
+from client.terminal import plain_text
 from tests.support.graph_runs import build, run
 
 PAGE = MarkdownIt("commonmark").use(dollarmath_plugin)
@@ -177,8 +178,8 @@ async def test_the_offline_model_answers_read_plainly(graph_name: str) -> None:
 
 def test_the_terminal_shows_plain_dollar_signs() -> None:
     text = "**a standing desk** for $900.00; the limit is $500.00"
-    assert for_terminal(escape_math(text)) == text
-    assert for_terminal("no dollar, a \\* kept") == "no dollar, a \\* kept"
+    assert plain_text(escape_math(text)) == text
+    assert plain_text("a \\* and `code \\*`") == "a * and `code \\*`"
     request = {
         "action_requests": [{"name": "checkout", "description": escape_math(text)}],
         "review_configs": [{"action_name": "checkout", "allowed_decisions": ["approve"]}],
