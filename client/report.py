@@ -85,10 +85,19 @@ class ReportError(Exception):
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
     """Add the ``report`` subcommand's flags to its parser."""
-    parser.add_argument(
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
         "--project",
         default=None,
-        help=f"the LangSmith project to read (default: ${PROJECT_ENV})",
+        help=f"the LangSmith project to read (default: ${PROJECT_ENV}; else the server)",
+    )
+    source.add_argument(
+        "--url",
+        default=None,
+        help=(
+            "read the threads of this LangGraph server instead (default, when no project is "
+            "named: the server python -m client finds)"
+        ),
     )
     parser.add_argument(
         "--since",
@@ -292,7 +301,17 @@ class Tally:
 
 TALLY_KEYS: tuple[str, ...] = tuple(Tally().as_json())
 """The keys of every set of figures in the JSON: ``totals``, each rule, tool and step."""
-REPORT_KEYS = ("project", "since", "until", "bucket", "totals", "by_rule", "by_tool", "over_time")
+REPORT_KEYS = (
+    "project",
+    "url",
+    "since",
+    "until",
+    "bucket",
+    "totals",
+    "by_rule",
+    "by_tool",
+    "over_time",
+)
 """The JSON's top-level keys."""
 
 
@@ -301,7 +320,8 @@ class Report:
     """The figures of a period, added up.
 
     Attributes:
-        project: The LangSmith project read.
+        project: The LangSmith project read, or None.
+        url: The LangGraph server whose threads were read, or None.
         since: The period's start.
         until: The period's end (when the report read the runs).
         bucket: The time step of :attr:`over_time`.
@@ -311,7 +331,8 @@ class Report:
         over_time: By the hour or day a run started in (UTC), every step of the period.
     """
 
-    project: str
+    project: str | None
+    url: str | None
     since: datetime
     until: datetime
     bucket: Bucket
@@ -324,7 +345,8 @@ class Report:
         """Return the report as ``--json`` prints it.
 
         Returns:
-            :data:`REPORT_KEYS`: ``project``, ``since`` and ``until`` (ISO, UTC), ``bucket``
+            :data:`REPORT_KEYS`: ``project`` or ``url`` (the other None), ``since`` and
+            ``until`` (ISO, UTC), ``bucket``
             (``hour`` / ``day``), ``totals`` (:data:`TALLY_KEYS`), ``by_rule`` and ``by_tool``
             (name to :data:`TALLY_KEYS`, most calls saved first; :data:`NO_TOOL` for runs
             where no tool ran), ``over_time`` (a list of :data:`TALLY_KEYS` with ``start``,
@@ -332,6 +354,7 @@ class Report:
         """
         return {
             "project": self.project,
+            "url": self.url,
             "since": self.since.isoformat(),
             "until": self.until.isoformat(),
             "bucket": self.bucket,
@@ -356,25 +379,27 @@ def _floor(moment: datetime, bucket: Bucket) -> datetime:
 
 def summarize(
     runs: Iterable[RunFigures],
-    project: str,
+    project: str | None,
     since: datetime,
     until: datetime,
     bucket: Bucket | None = None,
+    url: str | None = None,
 ) -> Report:
     """Add up the runs of a period.
 
     Args:
-        runs: The period's root runs.
-        project: The project they came from.
+        runs: The period's root runs (or threads).
+        project: The LangSmith project they came from, or None.
         since: The period's start.
         until: Its end.
         bucket: The time step; by hour up to 48 hours, else by day, when None.
+        url: The LangGraph server they came from, or None.
 
     Returns:
         The report, with a step (empty or not) for every hour or day of the period.
     """
     step: Bucket = bucket or ("hour" if until - since <= timedelta(hours=48) else "day")
-    report = Report(project=project, since=since, until=until, bucket=step)
+    report = Report(project=project, url=url, since=since, until=until, bucket=step)
     moment, last = _floor(since, step), _floor(until, step)
     delta = timedelta(hours=1) if step == "hour" else timedelta(days=1)
     while moment <= last:
@@ -499,6 +524,176 @@ def fetch(
     return runs
 
 
+THREAD_PAGE = 100
+"""Threads per ``threads.search`` page."""
+
+
+def thread_figures(values: Mapping[str, Any], updated_at: datetime) -> RunFigures | None:
+    """Read a thread's latest turn's figures from its state, as its root run records them.
+
+    The totals come from the turn's messages (:func:`agent.tracing.metadata.run_totals`) and
+    the saving from its ``stop_decision`` (:func:`agent.tracing.metadata.saving_metadata`),
+    the two functions that write the root run's metadata. A hard stop's relayed answer,
+    which follows the tool step, is not a model call (the root run's totals are taken
+    before it), so it is left out.
+
+    Args:
+        values: The thread's state values (``messages``, ``stop_decision``).
+        updated_at: When the thread last changed.
+
+    Returns:
+        The figures, or None for a thread with no messages.
+    """
+    from langchain_core.messages import (
+        AIMessage,
+        BaseMessage,
+        HumanMessage,
+        SystemMessage,
+        ToolMessage,
+    )
+
+    from agent.tracing.metadata import run_totals, saving_metadata
+
+    kinds: dict[str, type[BaseMessage]] = {
+        "human": HumanMessage,
+        "ai": AIMessage,
+        "tool": ToolMessage,
+        "system": SystemMessage,
+    }
+    raw = values.get("messages")
+    messages = [
+        kinds[m["type"]].model_validate(m)
+        for m in (raw if isinstance(raw, list) else [])
+        if isinstance(m, dict) and m.get("type") in kinds
+    ]
+    if not messages:
+        return None
+    found = values.get("stop_decision")
+    decision: Any = found if isinstance(found, dict) else None
+    relayed = (
+        decision is not None
+        and "saved" in decision
+        and len(messages) > 1
+        and isinstance(messages[-1], AIMessage)
+        and isinstance(messages[-2], ToolMessage)
+    )
+    totals = run_totals(messages[:-1] if relayed else messages)
+    fields = {
+        "stop_rule": decision.get("rule") if decision else None,
+        "stop_tool": decision.get("tool") if decision else None,
+    }
+    return figures_of(
+        {**totals, **saving_metadata(decision, totals["model_name"]), **fields}, updated_at
+    )
+
+
+async def read_threads(
+    url: str, since: datetime, progress: Console | None = None
+) -> list[RunFigures]:
+    """Read the figures of a LangGraph server's threads updated since ``since``.
+
+    Each thread counts its latest turn: the state keeps the latest decision, not every run's.
+
+    Args:
+        url: The server's base URL.
+        since: The period's start.
+        progress: A terminal to show a spinner with the count on, or None.
+
+    Returns:
+        One :class:`RunFigures` per thread with messages, newest first.
+    """
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+    figures: list[RunFigures] = []
+    status = None
+    if progress is not None:
+        status = progress.status("reading threads")
+        status.start()
+    try:
+        offset = 0
+        while True:
+            page = await client.threads.search(
+                limit=THREAD_PAGE,
+                offset=offset,
+                sort_by="updated_at",
+                sort_order="desc",
+                select=["thread_id", "updated_at", "values"],
+            )
+            for thread in page:
+                updated = _moment(thread.get("updated_at"))
+                if updated is None or updated < since:
+                    return figures
+                values = thread.get("values")
+                one = thread_figures(values, updated) if isinstance(values, dict) else None
+                if one is not None:
+                    figures.append(one)
+            if status is not None:
+                status.update(f"reading threads: {len(figures):,}")
+            if len(page) < THREAD_PAGE:
+                return figures
+            offset += THREAD_PAGE
+    finally:
+        if status is not None:
+            status.stop()
+        await client.aclose()
+
+
+def _moment(value: object) -> datetime | None:
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    else:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def fetch_threads(
+    url: str | None, since: datetime, progress: Console | None = None
+) -> tuple[str, list[RunFigures]]:
+    """Read the threads of the server ``--url`` names or the client finds.
+
+    Args:
+        url: The ``--url`` flag's value, if given.
+        since: The period's start.
+        progress: See :func:`read_threads`.
+
+    Returns:
+        The server's URL and the figures of its threads, at least one.
+
+    Raises:
+        ReportError: With the exit status, when no server answers, it refuses, or no thread
+            changed in the period.
+    """
+    import asyncio
+
+    import httpx
+
+    from client.cli import ServerUnreachableError, find_server, refusal_text
+
+    found = url or ""
+    try:
+        found, _ = asyncio.run(find_server(url))
+        runs = asyncio.run(read_threads(found, since, progress))
+    except ServerUnreachableError as exc:
+        raise ReportError(str(exc), EXIT_UNREACHABLE) from None
+    except httpx.HTTPStatusError as exc:
+        raise ReportError(
+            refusal_text(exc).replace("the run", "the request"), EXIT_FAILED
+        ) from None
+    except httpx.TransportError as exc:
+        msg = f"the server at {_host(found)} stopped answering ({type(exc).__name__})"
+        raise ReportError(msg, EXIT_UNREACHABLE) from None
+    if not runs:
+        msg = f"no threads on the server changed since {since.isoformat(timespec='seconds')}"
+        raise ReportError(msg, EXIT_NO_RUNS)
+    return found, runs
+
+
 def _usd(value: float | None) -> str:
     return "-" if value is None else f"${value:,.4f}"
 
@@ -514,8 +709,9 @@ def render(report: Report, console: Console) -> None:
     from rich.table import Table
 
     totals = report.totals
+    noun = "runs" if report.project else "threads"
     console.print(
-        f"{report.project}: {totals.runs:,} runs since "
+        f"{report.project or report.url}: {totals.runs:,} {noun} since "
         f"{report.since.isoformat(timespec='minutes')}, {totals.ended_early:,} "
         f"({totals.ended_early_share:.0%}) ended early"
     )
@@ -615,7 +811,7 @@ def _series(report: Report) -> tuple[list[str], list[tuple[str, list[float], lis
 def chart_html(report: Report) -> str:
     """Return made versus saved per step as one self-contained HTML page (inline SVG)."""
     labels, charts = _series(report)
-    title = f"{report.project}: made and saved by {report.bucket}"
+    title = f"{report.project or report.url}: made and saved by {report.bucket}"
     since = html.escape(report.since.isoformat(timespec="minutes"))
     legend = (
         f'<p><span style="color:{_MADE}">&#9632;</span> made &nbsp; '
@@ -699,18 +895,19 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int
             read_prices()
         except PriceError as exc:
             raise ReportError(str(exc), EXIT_USAGE) from None
-        project = args.project or os.environ.get(PROJECT_ENV)
-        if not project:
-            msg = f"argument --project: name the LangSmith project (or set {PROJECT_ENV})"
-            raise ReportError(msg, EXIT_USAGE)
+        project = None if args.url else args.project or os.environ.get(PROJECT_ENV)
         until = datetime.now(UTC)
         since = parse_since(args.since, until)
         if args.chart is not None:
             _check_chart(args.chart)
         progress = _terminal(err) if err.isatty() else None
-        report = summarize(
-            fetch(project, since, until, progress), project, since, until, args.bucket
-        )
+        if project:
+            report = summarize(
+                fetch(project, since, until, progress), project, since, until, args.bucket
+            )
+        else:
+            url, runs = fetch_threads(args.url, since, progress)
+            report = summarize(runs, None, since, until, args.bucket, url=url)
         if args.chart is not None:
             write_chart(report, args.chart)
     except ReportError as exc:

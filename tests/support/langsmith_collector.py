@@ -537,7 +537,9 @@ def _moment(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-_TOKEN = re.compile(r'\s*(?:(?P<name>[a-z_]+)|"(?P<text>[^"]*)"|(?P<punct>[(),]))')
+_TOKEN = re.compile(
+    r'\s*(?:(?P<name>[a-z_]+)|"(?P<text>[^"]*)"|(?P<number>-?\d+(?:\.\d+)?)|(?P<punct>[(),]))'
+)
 
 Condition = tuple[str, list[Any]]
 
@@ -574,7 +576,7 @@ def _call(tokens: list[tuple[str, str]]) -> tuple[Condition, list[tuple[str, str
         if tokens[0][0] == "name" and len(tokens) > 1 and tokens[1] == ("punct", "("):
             arg, tokens = _call(tokens)
             args.append(arg)
-        elif tokens[0][0] in ("name", "text"):
+        elif tokens[0][0] in ("name", "text", "number"):
             args.append(tokens[0][1])
             tokens = tokens[1:]
         else:

@@ -152,7 +152,7 @@ def test_the_json_keys_are_the_documented_ones(env: LangSmithCollector) -> None:
     assert tuple(found["totals"]) == report.TALLY_KEYS
     assert all(tuple(f) == report.TALLY_KEYS for f in found["by_rule"].values())
     assert all(tuple(s) == ("start", *report.TALLY_KEYS) for s in found["over_time"])
-    assert found["project"] == PROJECT and found["bucket"] == "hour"
+    assert found["project"] == PROJECT and found["url"] is None and found["bucket"] == "hour"
     assert len(found["over_time"]) in (24 * 7, 24 * 7 + 1), "every hour of the 7 days"
     page = (ROOT / "docs" / "tracing.md").read_text("utf-8")
     section = page[page.index("`--json` keys") : page.index("Exit status:", page.index("`--json`"))]
@@ -210,7 +210,9 @@ def test_a_progress_bar_on_a_terminal_only(env: LangSmithCollector) -> None:
 
     env.requests_log.clear()
     err = Terminal()
-    args = argparse.Namespace(project=PROJECT, since="7d", bucket=None, json=True, chart=None)
+    args = argparse.Namespace(
+        project=PROJECT, url=None, since="7d", bucket=None, json=True, chart=None
+    )
     assert report.run(args, io.StringIO(), err) == 0
     assert "reading runs" in err.getvalue()
     assert [r.path for r in env.requests_log].count("/runs/stats") == 1, "its total"
@@ -223,7 +225,7 @@ def test_a_progress_bar_on_a_terminal_only(env: LangSmithCollector) -> None:
     ("setup", "args", "status", "says"),
     [
         ("no key", ["--project", PROJECT], 2, "LANGSMITH_API_KEY is not set"),
-        ("no project", [], 2, "argument --project: name the LangSmith project"),
+        ("no project", [], 3, "no LangGraph server answered; tried http://127.0.0.1:"),
         ("", ["--project", "no-such-project"], 1, "--project: LangSmith has no project"),
         ("", ["--project", "empty-project"], 5, "no runs of the graphs in the project since"),
         ("unreachable", ["--project", PROJECT], 3, "LangSmith did not answer at http://127.0.0.1:"),
@@ -254,6 +256,9 @@ def test_each_failure_is_one_line_with_its_status(
 ) -> None:
     if setup == "no key":
         monkeypatch.delenv("LANGSMITH_API_KEY")
+    elif setup == "no project":  # then the server the client finds: none here
+        with LangSmithCollector() as gone:
+            monkeypatch.setenv("LANGGRAPH_URL", gone.url)
     elif setup == "unreachable":
         with LangSmithCollector() as gone:
             url = gone.url
@@ -266,6 +271,13 @@ def test_each_failure_is_one_line_with_its_status(
     assert found == status, err
     assert out == "" and err.count("\n") == 1 and err.startswith(f"error: {says}"), err
     assert "no-such-project" not in err and "yesterday" not in err and "sk-not" not in err
+
+
+def test_a_project_and_a_server_at_once_is_a_bad_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["report", "--project", PROJECT, "--url", "http://127.0.0.1:1"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.startswith("error: argument --url: not allowed with")
 
 
 def doc_commands() -> list[str]:
