@@ -70,7 +70,9 @@ def test_the_server_report_adds_up_what_the_traced_report_does(
 
     with LangSmithCollector() as collector:
         for index, (query, context) in enumerate(RUNS):
-            asyncio.run(trace_both(collector, query, context, thread_id=f"s{index}", project=PROJECT))
+            asyncio.run(
+                trace_both(collector, query, context, thread_id=f"s{index}", project=PROJECT)
+            )
         flush_feedback()
         monkeypatch.setenv("LANGSMITH_ENDPOINT", collector.url)
         monkeypatch.setenv("LANGSMITH_API_KEY", "dummy")
