@@ -59,11 +59,12 @@ def test_the_server_report_adds_up_what_the_traced_report_does(
     sdk = get_sync_client(url=server.url, api_key=None)
     for graph in GRAPHS:
         for query, context in RUNS:
+            message: dict[str, Any] = {"role": "user", "content": query}
             thread = sdk.threads.create()
             sdk.runs.wait(
                 thread["thread_id"],
                 graph,
-                input={"messages": [{"role": "user", "content": query}]},
+                input={"messages": [message]},
                 context=context,
             )
     from_server = as_json("--url", server.url, "--since", started)
