@@ -12,7 +12,7 @@ import io
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langgraph_sdk import get_sync_client
@@ -64,7 +64,7 @@ def test_the_server_report_adds_up_what_the_traced_report_does(
             sdk.runs.wait(
                 thread["thread_id"],
                 graph,
-                input={"messages": [message]},
+                input=cast(Any, {"messages": [message]}),
                 context=context,
             )
     from_server = as_json("--url", server.url, "--since", started)
