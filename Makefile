@@ -7,6 +7,7 @@ VENV := .venv
 RUN := $(UV) run --frozen --no-sync
 HOST ?= 127.0.0.1
 PORT ?=
+ARGS ?=
 PROD := .prod
 PROD_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3.12)
 PROD_PORT ?= 2026
@@ -19,7 +20,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: help dev kb-mcp test unit lint format bench e2e compat install clean prod prod-env prod-test prod-lock services
+.PHONY: help dev kb-mcp test unit lint format bench e2e compat report install clean prod prod-env prod-test prod-lock services
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -87,6 +88,9 @@ e2e: install ## The check matrix against a dev server on real Groq (needs GROQ_A
 
 compat: install ## The characterization suite on the article's pins, newest, 0.6.6; the library alone.
 	$(RUN) python -m tests.compat.run
+
+report: install ## What the stops saved, from LangSmith (ARGS="--project stop-on-artifact --since 24h").
+	@$(RUN) python -m client report $(ARGS)
 
 clean: ## Remove the environments and caches (not .prod/ state).
 	rm -rf $(VENV) $(TOOLS) .langgraph_api .mypy_cache .ruff_cache .pytest_cache
