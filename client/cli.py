@@ -1125,7 +1125,9 @@ def outcome_note(decision: dict[str, Any], context: dict[str, Any]) -> str:
     forced = context.get("force_outcome")
     if forced is not None:
         shown = forced if isinstance(forced, str) else ",".join(forced)
-        return f"  outcome: forced by --force-outcome {shown}"
+        missed = decision.get("reason") == "fatal" and "fatal" not in shown.split(",")
+        why = " (the lookup ran and found no page: a miss is fatal)" if missed else ""
+        return f"  outcome: forced by --force-outcome {shown}{why}"
     mix = ", ".join(f"{share:.0%} {name}" for name, share in DEFAULT_WEIGHTS.items())
     seed = context.get("seed", Context.model_fields["seed"].default)
     return (
