@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -18,8 +19,19 @@ from client import context_flags
 from client.terminal import plain_text, show
 
 ROOT = Path(__file__).resolve().parents[2]
+BENCH_COMMAND = ".venv/bin/python -m bench.client_start"
 RECEIPT = receipt("a **gaming chair**", 250, "ORD-7")
 """The checkout tool's receipt: a heading, a bold label, a table, the caller's ``**`` escaped."""
+EXPECTED_ROWS = (
+    "python -c pass",
+    "client --help",
+    "client ask --help",
+    "client check --help",
+    "client answer --help",
+    "client report --help",
+    "client --no-such-flag",
+    "question overhead",
+)
 HEAVY = ("langgraph", "langchain_core", "langgraph_sdk", "agent", "stop_on_artifact")
 
 
@@ -78,3 +90,17 @@ def test_a_terminal_gets_rendered_markdown() -> None:
     assert "a **gaming chair**" in text and "ORD-7" in text and "**ORD-7**" not in text
     assert "Total charged" in text and "**Total charged**" not in text
     assert "\\" not in text and "# Thank" not in text and "| Item |" not in text
+
+
+def test_the_benchmark_command_runs_as_bench_readme_prints_it() -> None:
+    readme = (ROOT / "bench" / "README.md").read_text("utf-8")
+    assert f"```bash\n{BENCH_COMMAND}\n```" in readme
+    done = subprocess.run(
+        shlex.split(BENCH_COMMAND), cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode in (0, 1), done.stderr[-2000:]  # 1: a median missed its target
+    rows = [line.split(" | ")[0] for line in done.stdout.splitlines() if line.startswith("| ")]
+    assert rows[1:] == [f"| {name}" for name in EXPECTED_ROWS]
+    for line in done.stdout.splitlines()[3:]:
+        median, fastest, slowest = (float(cell) for cell in line.split("|")[2:5])
+        assert 0 < fastest <= median <= slowest
