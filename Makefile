@@ -7,6 +7,7 @@ VENV := .venv
 RUN := $(UV) run --frozen --no-sync
 HOST ?= 127.0.0.1
 PORT ?=
+ARGS ?=
 PROD := .prod
 PROD_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3.12)
 PROD_PORT ?= 2026
@@ -19,7 +20,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: help dev test unit lint format bench e2e compat install clean prod prod-env prod-test prod-lock services
+.PHONY: help dev kb-mcp test unit lint format bench e2e compat report install clean prod prod-env prod-test prod-lock services
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -48,6 +49,9 @@ prod-env: $(PROD)/venv/.synced services ## The production server's Python 3.12 e
 
 dev: install ## Serve both graphs with `langgraph dev` on 2024 or a free port, said first (offline model unless GROQ_API_KEY).
 	@$(RUN) python -m client.dev --host $(HOST) $(if $(PORT),--port $(PORT)) --no-browser
+
+kb-mcp: install ## Serve the knowledge base's search as an MCP server on 2027 or a free port (KB_PORT); it prints the AGENT_KB_MCP_URL=... make dev line.
+	@$(RUN) python -m client.mcpserver $(if $(KB_PORT),--port $(KB_PORT))
 
 prod: install prod-env ## Serve both graphs on Aegra + PostgreSQL + Redis, 2 workers, on port 2026 (PROD_PORT; state in .prod/ or PROD_STATE).
 	$(RUN) python -m client.prodserver --port $(PROD_PORT) $(if $(PROD_STATE),--state "$(PROD_STATE)")
@@ -84,6 +88,9 @@ e2e: install ## The check matrix against a dev server on real Groq (needs GROQ_A
 
 compat: install ## The characterization suite on the article's pins, newest, 0.6.6; the library alone.
 	$(RUN) python -m tests.compat.run
+
+report: install ## What the stops saved, from LangSmith (ARGS="--project stop-on-artifact --since 24h").
+	@$(RUN) python -m client report $(ARGS)
 
 clean: ## Remove the environments and caches (not .prod/ state).
 	rm -rf $(VENV) $(TOOLS) .langgraph_api .mypy_cache .ruff_cache .pytest_cache

@@ -20,6 +20,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.messages.utils import count_tokens_approximately
+from stop_on_artifact import InvalidArtifactError, parse_artifact
 from stop_on_artifact.messages import (
     NOT_DONE_FIELD,
     latest_tool_step,
@@ -91,9 +92,17 @@ def _summary(content: str) -> str:
     return text if len(text) <= ANSWER_CHARS else text[: ANSWER_CHARS - 3].rstrip() + "..."
 
 
+def _artifact(message: ToolMessage) -> dict[str, Any] | None:
+    """Return the call's artifact as the library reads it (an MCP tool's one level down)."""
+    try:
+        return parse_artifact(message.artifact)
+    except InvalidArtifactError:
+        return None
+
+
 def _is_transient(message: ToolMessage) -> bool:
-    artifact = message.artifact
-    return isinstance(artifact, dict) and artifact.get("reason") == "transient"
+    artifact = _artifact(message)
+    return artifact is not None and artifact["reason"] == "transient"
 
 
 def _first_param(tool: dict[str, Any]) -> str:
@@ -278,7 +287,7 @@ class OfflineChatModel(ScriptedChatModel):
             if result is None:
                 continue
             if _is_transient(result):
-                line = result.artifact.get(NOT_DONE_FIELD)
+                line = (_artifact(result) or {}).get(NOT_DONE_FIELD)
                 if isinstance(line, str) and line.strip():
                     parts.append(_summary(line))
                 continue

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import configs as configs_module
-from bench import inprocess, latency, report, server
+from bench import inprocess, latency, report, savings, server
 from bench.latency import Profile, TimedOfflineModel, serving
 from bench.queries import Query, describe
 
@@ -156,7 +156,14 @@ async def run(
         "server": server_figures,
         "prod_server": prod_figures,
     }
+    result["savings"] = savings.compare(queries, records, profile, report.query_class)
     result["targets"] = report.targets(queries, records, summary, server_figures, prod_figures)
+    served = [
+        i for i, row in enumerate(result["targets"]) if row["name"].endswith("server_no_errors")
+    ]
+    result["targets"].insert(
+        served[0] if served else len(result["targets"]), savings.target(result["savings"])
+    )
     result["meta"]["duration_s"] = round(time.perf_counter() - started, 2)
     return result
 

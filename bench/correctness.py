@@ -97,6 +97,8 @@ class RunRecord:
     latency_s: float | None = None
     simulated_s: float = 0.0
     """Seconds the run's model calls slept under the latency profile."""
+    saved: dict[str, int] | None = None
+    """The model call a hard stop skipped, as its decision estimated it (``saved``)."""
 
     @property
     def correct(self) -> bool:

@@ -47,6 +47,8 @@ async def run_query(config: Config, query: Query) -> RunRecord:
     record = read_run(query, config.name, config.verbatim, state["messages"])
     record.latency_s = elapsed
     record.simulated_s = simulated_seconds(state["messages"])
+    decision = state.get("stop_decision")
+    record.saved = dict(decision["saved"]) if decision and "saved" in decision else None
     return record
 
 

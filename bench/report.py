@@ -16,6 +16,7 @@ from bench.configs import Config
 from bench.correctness import CHECKS, RunRecord, summary_of_checks
 from bench.latency import Profile
 from bench.queries import SPECIAL, Query
+from bench.savings import markdown as savings_markdown
 from bench.stats import latency_ms, mean_total, percentile
 
 CLASSES: tuple[str, ...] = ("success", "transient", "fatal", "over_cap", *SPECIAL)
@@ -394,6 +395,7 @@ def markdown(result: dict[str, Any]) -> str:
             c = fig["by_class"].get(cls)
             cells.append(f"{c['model_calls_mean']:.2f} / {c['model_calls_max']}" if c else "-")
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    lines += savings_markdown(result.get("savings") or {})
     lines += [
         "",
         "## Correctness, per check (passed / applicable runs)",

@@ -7,13 +7,15 @@
     python -m client check --url https://my-deployment.example.com
     python -m client "buy a standing desk for 900" --on-policy-block ask --approve
     python -m client answer --thread-id <id> --reject "Over budget"
+    python -m client report --project stop-on-artifact --since 24h
 
 ``ask`` (the default subcommand: a first argument that is not ``ask``, ``answer`` or
 ``check`` is the question) streams one run (``stream_mode=["updates", "custom"]``) and
 prints each ``stop_decision`` event as it arrives, then the answer, the node path and the
 model-call count. ``check`` runs the whole forced-outcome matrix
 (:data:`client.scenarios.SCENARIOS`) against the server and prints expected versus
-observed per graph.
+observed per graph. ``report`` adds up what the stops saved, from a LangSmith project
+(:mod:`client.report`, which lists its own exit statuses).
 
 A run that pauses for approval (``--on-policy-block ask`` and a checkout above the cap)
 prints the pending request, each action's description as a person reads it. ``--approve``
@@ -63,6 +65,7 @@ from langgraph_sdk.client import LangGraphClient
 
 from agent.context import Context, ForcedOutcome
 from agent.tools.outcomes import DEFAULT_WEIGHTS
+from client import report
 from client.dev import dev_url_file, prod_url_file
 from client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario
 
@@ -810,7 +813,7 @@ def _add_url_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-COMMANDS = ("ask", "check", "answer")
+COMMANDS = ("ask", "check", "answer", "report")
 """The subcommands; a first argument that is none of them (nor a help flag) means ``ask``."""
 
 
@@ -860,6 +863,13 @@ def parser() -> argparse.ArgumentParser:
         ),
     )
     _add_check_flags(check)
+    report.add_flags(
+        commands.add_parser(
+            "report",
+            help="add up what the stops saved, from a LangSmith project",
+            description="Add up what the stops saved over a period: client/report.py.",
+        )
+    )
     return top
 
 
@@ -1115,7 +1125,9 @@ def outcome_note(decision: dict[str, Any], context: dict[str, Any]) -> str:
     forced = context.get("force_outcome")
     if forced is not None:
         shown = forced if isinstance(forced, str) else ",".join(forced)
-        return f"  outcome: forced by --force-outcome {shown}"
+        missed = decision.get("reason") == "fatal" and "fatal" not in shown.split(",")
+        why = " (the lookup ran and found no page: a miss is fatal)" if missed else ""
+        return f"  outcome: forced by --force-outcome {shown}{why}"
     mix = ", ".join(f"{share:.0%} {name}" for name, share in DEFAULT_WEIGHTS.items())
     seed = context.get("seed", Context.model_fields["seed"].default)
     return (
@@ -1219,6 +1231,8 @@ def _dispatch(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
             return asyncio.run(_check(args, out))
         if args.command == "answer":
             return asyncio.run(_answer(args, out, stdin))
+        if args.command == "report":
+            return report.run(args, out)
         return asyncio.run(_run(args, out, stdin))
     except ServerUnreachableError as exc:
         print(f"error: {exc}", file=sys.stderr)

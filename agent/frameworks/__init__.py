@@ -8,7 +8,9 @@ module here, whose docstring lists what it relies on and why, and each has a uni
 - :mod:`agent.frameworks.langchain_core`: ``LangChainTracer.run_map``.
 - :mod:`agent.frameworks.langgraph`: rebuilding a ``CompiledStateGraph`` from its ``__dict__``.
 - :mod:`agent.frameworks.langgraph_api`: the access log's ``scope["error_detail"]``.
-- :mod:`agent.frameworks.aegra`: ``aegra_api``'s database, migrations and graph service.
+- :mod:`agent.frameworks.langgraph_runtime_inmem`: the dev runtime's ``Runs.next`` pause.
+- :mod:`agent.frameworks.aegra`: ``aegra_api``'s database, migrations and graph service, and
+  its run-completion wait.
 
 ``tests/unit_tests/test_fences.py`` walks ``agent/`` and ``bench/`` and fails if a private
 name of these frameworks is used anywhere else.

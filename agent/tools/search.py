@@ -12,7 +12,7 @@ from langchain_core.messages import AnyMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.prebuilt import InjectedState
 
-from agent.context import run_context
+from agent.context import ForcedOutcome, run_context
 from agent.tools.markdown import escape_math, label
 from agent.tools.outcomes import draw_outcome
 from agent.tools.topics import TopicIndex
@@ -106,6 +106,25 @@ def search(
     """
     context = run_context()
     outcome, attempt = draw_outcome(context, messages, tool_call_id, query)
+    return search_result(query, outcome, attempt)
+
+
+def search_result(query: str, outcome: ForcedOutcome, attempt: int) -> tuple[str, dict[str, Any]]:
+    """Return what a search answers, given the outcome its call drew.
+
+    The in-process :data:`search` tool and the knowledge base's MCP server
+    (:mod:`agent.tools.kb_server`) both answer through this, so a graph reads the same
+    content and artifact from either.
+
+    Args:
+        query: What to look up.
+        outcome: ``success`` looks the query up (a miss is fatal: nothing to retry);
+            ``transient`` and ``fatal`` answer as the failing backend would.
+        attempt: The call's position this turn, recorded in the artifact.
+
+    Returns:
+        The content the model reads and the artifact the router reads.
+    """
     if outcome == "transient":
         message = TRANSIENT_MESSAGES[attempt % len(TRANSIENT_MESSAGES)]
         not_done = escape_math(f"{label(f'Not searched: “{query}”')}: {NOT_DONE_MESSAGE}")

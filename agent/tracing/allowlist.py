@@ -23,6 +23,9 @@ MAX_FIELDS = 16
 MAX_STRING_CHARS = 64
 """Longest string value a sanitized artifact keeps."""
 
+MCP_FIELD = "structured_content"
+"""Where langchain-mcp-adapters puts an MCP result's structured content in the artifact."""
+
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
 """A plain identifier: anything else could itself carry data."""
 
@@ -196,11 +199,13 @@ def sanitize_artifact(artifact: object) -> dict[str, Any] | None:
     was judged ``invalid_artifact``.
 
     Args:
-        artifact: Whatever a ToolMessage carried.
+        artifact: Whatever a ToolMessage carried (an MCP tool's is read one level down).
 
     Returns:
         A new dict (the input is never changed), or None when the artifact is not a dict.
     """
+    if isinstance(artifact, Mapping) and list(artifact) == [MCP_FIELD]:
+        artifact = artifact[MCP_FIELD]  # an MCP tool's: the server's structured result
     if not isinstance(artifact, Mapping):
         return None
     ordered = [k for k in ("stop", "reason") if k in artifact]

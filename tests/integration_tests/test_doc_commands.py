@@ -54,6 +54,14 @@ NOT_RUN: dict[str, str] = {
     ".prod/venv/bin/python -m uvicorn aegra_api.main:app --host 0.0.0.0 --port 2026 --workers 2": (
         "serves until stopped, against the database and Redis above"
     ),
+    **dict.fromkeys(
+        (
+            'make report ARGS="--project stop-on-artifact --since 24h"',
+            f"{CLIENT} report --project stop-on-artifact --json",
+            f"{CLIENT} report --project stop-on-artifact --since 7d --chart savings.html",
+        ),
+        "reads traced runs: tests/unit_tests/test_report.py runs it over runs in the stand-in",
+    ),
 }
 ASSIGNMENT = re.compile(r"^[A-Z][A-Z0-9_]*=\S*$")
 
@@ -196,15 +204,16 @@ def test_the_commands_not_run_name_real_targets_and_paths() -> None:
         elif words[0] == "export":
             assert (ROOT / "aegra.json").is_file()
         else:
-            assert line.startswith(f"{CLIENT} check")
+            command = words[3]
+            assert line.startswith(f"{CLIENT} {command}") and command in ("check", "report")
             done = subprocess.run(
-                [str(PYTHON), "-m", "client", "check", "--help"],
+                [str(PYTHON), "-m", "client", command, "--help"],
                 cwd=ROOT,
                 capture_output=True,
                 text=True,
                 timeout=60,
             )
-            assert done.returncode == 0 and "--url" in done.stdout, done.stderr
+            assert done.returncode == 0 and words[4].split("=")[0] in done.stdout, done.stderr
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,17 @@ Protocol notes (checked against ``langsmith`` 0.15.1):
   background tracing queue.
 * ``POST /feedback`` (``Client.create_feedback`` without the tracing queue) and
   ``GET /sessions?name=...`` (``Client.read_project``: one project per name, its id derived
-  from the name) are served too.
+  from the name) are served too. With ``projects`` given, only those names and the projects
+  runs arrived under exist; any other reads as an empty list, which the client raises as
+  ``LangSmithNotFoundError``.
+* ``POST /runs/query`` (``Client.list_runs``) and ``POST /runs/stats``
+  (``Client.get_run_stats``) answer over the merged runs: ``session`` (project ids),
+  ``is_root``, ``start_time`` (runs started at or after it), ``run_type``, ``select`` and
+  ``filter`` / ``trace_filter`` in the trace-query syntax's ``eq``, ``neq``, ``has``,
+  ``and``, ``or`` and ``not`` over ``metadata_key`` / ``metadata_value`` (paired inside an
+  ``and``), ``name``, ``run_type`` and ``tags``; any other filter is refused (422, recorded
+  in ``errors``). Runs come newest first, ``page_size`` per page with a ``cursors.next``.
+  ``/runs/stats`` answers ``run_count`` only.
 * Patches carry the whole ``extra`` again (including ``extra.metadata``) and, by
   default, *no* ``inputs`` (``LANGSMITH_EXCLUDE_INPUTS_ON_PATCH`` defaults to true).
 
@@ -50,18 +60,20 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import re
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from email.message import Message
 from typing import Any
 from urllib.parse import parse_qs
 
 from tests.support.loopback import LoopbackServer, Request, Response
 
-__all__ = ["LangSmithCollector", "RecordedRequest"]
+__all__ = ["LangSmithCollector", "RecordedRequest", "project_id"]
 
 _DEFAULT_SIZE_LIMIT = 100
 _DEFAULT_SIZE_LIMIT_BYTES = 20_971_520
@@ -165,6 +177,8 @@ class LangSmithCollector(LoopbackServer):
         *,
         size_limit: int = _DEFAULT_SIZE_LIMIT,
         size_limit_bytes: int = _DEFAULT_SIZE_LIMIT_BYTES,
+        projects: Iterable[str] | None = None,
+        page_size: int = 100,
     ) -> None:
         """Create a collector; it starts serving on `start` or ``with``.
 
@@ -173,8 +187,13 @@ class LangSmithCollector(LoopbackServer):
                 (``True``) or ``/runs/batch`` (``False``).
             size_limit: Maximum number of run operations per batch the client may send.
             size_limit_bytes: Maximum batch size in bytes the client may send.
+            projects: The project names that exist besides those runs arrived under; every
+                name exists when None.
+            page_size: Runs per page of ``POST /runs/query``.
         """
         super().__init__()
+        self.projects = None if projects is None else set(projects)
+        self.page_size = page_size
         self.multipart = multipart
         self.size_limit = size_limit
         self.size_limit_bytes = size_limit_bytes
@@ -318,8 +337,14 @@ class LangSmithCollector(LoopbackServer):
     def _sessions(self, query: str) -> Response:
         """``GET /sessions?name=...``: the named project, with an id derived from its name."""
         names = parse_qs(query).get("name") or ["default"]
+        with self._cond:
+            known = None if self.projects is None else self.projects | self._run_projects()
+        if known is not None and names[0] not in known:
+            with self._cond:
+                self.requests_log.append(RecordedRequest("GET", "/sessions", {}, b"", query))
+            return Response(200, "application/json", b"[]")
         project = {
-            "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"langsmith-project:{names[0]}")),
+            "id": project_id(names[0]),
             "name": names[0],
             "tenant_id": str(uuid.UUID(int=0)),
             "start_time": "2026-01-01T00:00:00+00:00",
@@ -398,6 +423,10 @@ class LangSmithCollector(LoopbackServer):
             run = json.loads(body)
             self._apply("post", str(run["id"]), run)
             return _Response(202, {})
+        if method == "POST" and path == "/runs/query":
+            return _Response(200, self._query(json.loads(body or b"{}")))
+        if method == "POST" and path == "/runs/stats":
+            return _Response(200, {"run_count": len(self._matching(json.loads(body or b"{}")))})
         if method == "POST" and path == "/feedback":
             self.feedback.append(json.loads(body))
             return _Response(200, {})
@@ -407,6 +436,44 @@ class LangSmithCollector(LoopbackServer):
             return _Response(200, {})
         # /v1/metadata/submit and anything else: accept and record only.
         return _Response(200, {})
+
+    def _run_projects(self) -> set[str]:
+        return {str(run["session_name"]) for run in self.runs.values() if run.get("session_name")}
+
+    def _matching(self, query: dict[str, Any]) -> list[dict[str, Any]]:
+        """The merged runs a ``/runs/query`` or ``/runs/stats`` body selects, newest first."""
+        sessions = {str(s) for s in query.get("session") or []}
+        since = _moment(query["start_time"]) if query.get("start_time") else None
+        filters = [
+            _parse_filter(query[key]) for key in ("filter", "trace_filter") if query.get(key)
+        ]
+        found = []
+        for run in self.runs.values():
+            if sessions and project_id(str(run.get("session_name") or "default")) not in sessions:
+                continue
+            if "is_root" in query and bool(query["is_root"]) == bool(run.get("parent_run_id")):
+                continue
+            if query.get("run_type") and run.get("run_type") != query["run_type"]:
+                continue
+            if since is not None and (
+                not run.get("start_time") or _moment(run["start_time"]) < since
+            ):
+                continue
+            if all(_holds(condition, run) for condition in filters):
+                found.append(run)
+        return sorted(found, key=lambda run: _moment(run["start_time"]), reverse=True)
+
+    def _query(self, query: dict[str, Any]) -> dict[str, Any]:
+        runs = self._matching(query)
+        start = int(query.get("cursor") or 0)
+        size = min(int(query.get("limit") or self.page_size), self.page_size)
+        select = query.get("select")
+        page = [
+            copy.deepcopy({k: v for k, v in run.items() if not select or k in select or k == "id"})
+            for run in runs[start : start + size]
+        ]
+        following = start + size if start + size < len(runs) else None
+        return {"runs": page, "cursors": {"next": None if following is None else str(following)}}
 
     def _ingest_multipart(self, content_type: str, body: bytes) -> None:
         for name, part_type, data in _parse_multipart(content_type, body):
@@ -458,6 +525,109 @@ class LangSmithCollector(LoopbackServer):
                 run[key] = value
             if op == "patch":
                 patched.add(key)
+
+
+def project_id(name: str) -> str:
+    """Return the id the collector gives the project ``name``."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"langsmith-project:{name}"))
+
+
+def _moment(text: str) -> datetime:
+    moment = datetime.fromisoformat(str(text))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+_TOKEN = re.compile(
+    r'\s*(?:(?P<name>[a-z_]+)|"(?P<text>[^"]*)"|(?P<number>-?\d+(?:\.\d+)?)|(?P<punct>[(),]))'
+)
+
+Condition = tuple[str, list[Any]]
+
+
+def _parse_filter(text: str) -> Condition:
+    """Parse a trace-query filter (``and(eq(metadata_key, "k"), ...)``) into a tree.
+
+    Raises:
+        ValueError: If the text is not a call of the functions the collector evaluates.
+    """
+    tokens: list[tuple[str, str]] = []
+    at = 0
+    while at < len(text.rstrip()):
+        match = _TOKEN.match(text, at)
+        if not match:
+            raise ValueError(f"filter: cannot read at {at}")
+        kind = match.lastgroup or ""
+        tokens.append((kind, match[kind]))
+        at = match.end()
+    condition, rest = _call(tokens)
+    if rest:
+        raise ValueError("filter: text after the expression")
+    return condition
+
+
+def _call(tokens: list[tuple[str, str]]) -> tuple[Condition, list[tuple[str, str]]]:
+    if len(tokens) < 2 or tokens[0][0] != "name" or tokens[1] != ("punct", "("):
+        raise ValueError("filter: expected a function call")
+    function, tokens = tokens[0][1], tokens[2:]
+    args: list[Any] = []
+    if function not in ("and", "or", "not", "eq", "neq", "has"):
+        raise ValueError(f"filter: {function} is not evaluated by the collector")
+    while tokens and tokens[0] != ("punct", ")"):
+        if tokens[0][0] == "name" and len(tokens) > 1 and tokens[1] == ("punct", "("):
+            arg, tokens = _call(tokens)
+            args.append(arg)
+        elif tokens[0][0] in ("name", "text", "number"):
+            args.append(tokens[0][1])
+            tokens = tokens[1:]
+        else:
+            raise ValueError("filter: unexpected punctuation")
+        if tokens and tokens[0] == ("punct", ","):
+            tokens = tokens[1:]
+    if not tokens:
+        raise ValueError("filter: unclosed call")
+    return (function, args), tokens[1:]
+
+
+def _holds(condition: Condition, run: dict[str, Any]) -> bool:
+    function, args = condition
+    metadata = (run.get("extra") or {}).get("metadata") or {}
+    if function == "and":
+        calls = [arg for arg in args if isinstance(arg, tuple)]
+        keys = [a[1][1] for a in calls if a[0] == "eq" and a[1][0] == "metadata_key"]
+        values = [a[1][1] for a in calls if a[0] == "eq" and a[1][0] == "metadata_value"]
+        if len(keys) == 1 and len(values) == 1:  # the pair names one entry
+            value = metadata.get(keys[0], _ABSENT)
+            rest = [a for a in calls if a[1][0] not in ("metadata_key", "metadata_value")]
+            return _text(value) == values[0] and all(_holds(a, run) for a in rest)
+        return all(_holds(arg, run) for arg in calls)
+    if function == "or":
+        return any(_holds(arg, run) for arg in args if isinstance(arg, tuple))
+    if function == "not":
+        return not _holds(args[0], run)
+    field, wanted = args
+    if function == "has":
+        if field != "tags":
+            raise ValueError("filter: has() is evaluated on tags only")
+        return wanted in (run.get("tags") or [])
+    if field == "metadata_key":
+        found = wanted in metadata
+    elif field == "metadata_value":
+        found = any(_text(value) == wanted for value in metadata.values())
+    elif field in ("name", "run_type"):
+        found = run.get(field) == wanted
+    else:
+        raise ValueError(f"filter: {field} is not evaluated by the collector")
+    return found if function == "eq" else not found
+
+
+_ABSENT = object()
+
+
+def _text(value: object) -> str | None:
+    """A metadata value as a filter compares it: a string as is, anything else as JSON."""
+    if value is _ABSENT:
+        return None
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _merge_extra(current: Any, update: dict[str, Any]) -> dict[str, Any]:

@@ -127,8 +127,9 @@ async def trace_both(
     redact: bool = True,
     mode: RedactionMode | None = None,
     thread_id: str = "t",
+    project: str = "tracing-test",
 ) -> dict[str, tuple[Observed, dict[str, Any], dict[str, dict[str, Any]]]]:
-    """Run both graphs with tracing on (for these calls only).
+    """Run both graphs with tracing on (for these calls only), into the project ``project``.
 
     ``mode`` (``full``, ``secrets``, ``off``) overrides ``redact`` (``full`` or ``off``).
 
@@ -137,7 +138,7 @@ async def trace_both(
     """
     client = trace_client(redact_content=redact, mode=mode, api_url=collector.url, api_key="dummy")
     observed: dict[str, Observed] = {}
-    with langsmith.tracing_context(enabled=True, client=client, project_name="tracing-test"):
+    with langsmith.tracing_context(enabled=True, client=client, project_name=project):
         for graph_name in GRAPHS:
             graph = build(graph_name, tools)
             observed[graph_name] = await run(graph, text, context, f"{graph_name}-{thread_id}")

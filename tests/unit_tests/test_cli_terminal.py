@@ -25,6 +25,7 @@ from client.cli import (
     Observation,
     first_sentence,
     main,
+    outcome_note,
     prompt_decisions,
     read_choice,
     refusal_text,
@@ -291,3 +292,16 @@ def test_first_sentence_skips_abbreviations() -> None:
     assert first_sentence("One, e.g. two, i.e. three. Four.") == "One, e.g. two, i.e. three"
     assert first_sentence("Seed for the RNG.") == "Seed for the RNG"
     assert first_sentence("No stop") == "No stop"
+
+
+def test_a_forced_success_that_found_nothing_says_why_it_is_fatal() -> None:
+    forced = {"force_outcome": "success"}
+    missed = outcome_note({"reason": "fatal", "rule": "fatal"}, forced)
+    assert missed == (
+        "  outcome: forced by --force-outcome success"
+        " (the lookup ran and found no page: a miss is fatal)"
+    )
+    assert outcome_note({"reason": "completed"}, forced) == (
+        "  outcome: forced by --force-outcome success"
+    )
+    assert "found no page" not in outcome_note({"reason": "fatal"}, {"force_outcome": "fatal"})

@@ -28,6 +28,7 @@ FRAMEWORKS = frozenset(
         "langgraph",
         "langgraph_api",
         "langgraph_sdk",
+        "langgraph_runtime_inmem",
         "aegra_api",
         "uvicorn",
         "starlette",
@@ -36,6 +37,8 @@ FRAMEWORKS = frozenset(
 UNDERSCORE_FREE_INTERNALS = frozenset({"run_map", "__dict__"})
 INTERNAL_STRINGS = frozenset({"error_detail"})
 AEGRA_INTERNAL = re.compile(r"\baegra_api\.(?!main\b)")
+INMEM_INTERNAL = re.compile(r"\blanggraph_runtime_inmem\.\w")
+"""The dev server's runtime has no public API for an app at all."""
 DOCUMENTED_HOOKS = frozenset({"_generate", "_agenerate", "_stream", "_astream", "_llm_type"})
 """langchain-core's documented extension points for a custom chat model."""
 
@@ -105,7 +108,8 @@ def findings(path: Path) -> list[str]:
         elif isinstance(node, ast.Attribute) and node.attr in UNDERSCORE_FREE_INTERNALS:
             found.append(f"{where}: reads .{node.attr}")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if node.value in INTERNAL_STRINGS or AEGRA_INTERNAL.search(node.value):
+            internal = AEGRA_INTERNAL.search(node.value) or INMEM_INTERNAL.search(node.value)
+            if node.value in INTERNAL_STRINGS or internal:
                 found.append(f"{where}: names {node.value.strip().splitlines()[0][:60]}")
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and _private(node.attr):
@@ -139,4 +143,5 @@ def test_the_walker_finds_every_use_the_fences_hold() -> None:
     assert any("reads .__dict__" in f for f in found["langgraph"])
     assert any("names error_detail" in f for f in found["langgraph_api"])
     assert any("names aegra_api.core" in f for f in found["aegra"])
+    assert any("names langgraph_runtime_inmem.ops" in f for f in found["langgraph_runtime_inmem"])
     assert inspect.getdoc(importlib.import_module("agent.frameworks"))

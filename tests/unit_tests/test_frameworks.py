@@ -390,3 +390,66 @@ def test_the_quick_wait_sees_a_runs_end_well_inside_aegras_own_look(tmp_path: Pa
     # Aegra's own wait looks every 2.0 s, so it answers 0-2 s after the end (0.85 s on average
     # for an end 0.3 s after the start); the quick wait answers within one LAST_LOOK.
     assert max(lates) < 0.5 * 2.0 / 2, lates
+
+
+# langgraph_runtime_inmem: Runs.next's pause, wrapped where langgraph dev serves
+
+QUICK_SCHEDULER_PROBE = """
+import asyncio, json
+from agent.frameworks import langgraph_runtime_inmem as fence
+from langgraph_runtime_inmem import ops
+problems = []
+if fence.next_source_sha256() != fence.NEXT_SHA256:
+    problems.append("Runs.next is not the method the fence was written against")
+original = ops.Runs.next
+fence.quick_scheduler()
+fence.quick_scheduler()
+if ops.Runs.next is original or not getattr(ops.Runs.next, "_quick", False):
+    problems.append("not replaced")
+
+async def looks() -> list[object]:
+    return [found async for found in ops.Runs.next(wait=True, limit=1)]
+
+if asyncio.run(looks()) != []:
+    problems.append("an empty queue yielded a run")
+
+async def changed(wait, limit=1):
+    yield None
+
+ops.Runs.next = staticmethod(changed)
+try:
+    fence.quick_scheduler()
+    problems.append("a changed method was replaced")
+except RuntimeError as error:
+    if "NEXT_SHA256" not in str(error):
+        problems.append("the error does not name the hash")
+print(json.dumps(problems))
+"""
+
+
+def test_the_quick_scheduler_wraps_exactly_the_method_it_was_written_against() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", QUICK_SCHEDULER_PROBE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+def test_the_http_app_applies_it_only_on_the_in_memory_runtime() -> None:
+    probe = (
+        "import agent.http; from langgraph_runtime_inmem import ops; "
+        "print(getattr(ops.Runs.next, '_quick', False))"
+    )
+    for edition, quick in (("inmem", "True"), ("postgres", "False")):
+        env = {**os.environ, "LANGGRAPH_RUNTIME_EDITION": edition}
+        done = subprocess.run(
+            [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True,
+            check=False, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip().splitlines()[-1] == quick, edition

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import urllib.request
+import warnings
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import langsmith
@@ -13,10 +15,11 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, Too
 from langchain_core.tools import tool
 from langchain_groq import ChatGroq
 from langsmith.run_helpers import get_current_run_tree
+from langsmith.utils import LangSmithError, LangSmithNotFoundError
 from pydantic import SecretStr
 
 from tests.support.fake_groq import FakeGroq, plan_reply
-from tests.support.langsmith_collector import LangSmithCollector
+from tests.support.langsmith_collector import LangSmithCollector, project_id
 
 MODEL = "llama-3.3-70b-versatile"
 
@@ -126,6 +129,64 @@ def test_langsmith_client_traces_into_collector(collector: LangSmithCollector) -
     assert collector.runs[root["id"]]["name"] == "parent_step"
     collector.clear()
     assert collector.runs_snapshot() == {} and collector.run_traffic == []
+
+
+@langsmith.traceable(name="rooted")
+def _rooted(x: int) -> int:
+    return x
+
+
+def test_collector_answers_list_runs_and_get_run_stats_with_their_filters(
+    loopback_env: None,
+) -> None:
+    with LangSmithCollector(projects={"empty"}, page_size=2) as server:
+        client = langsmith.Client(api_url=server.url, api_key="dummy")
+        traced: list[tuple[str, dict[str, Any], list[str]]] = [
+            ("a", {"rule": "completed", "n": 1}, ["stop:completed"]),
+            ("a", {"rule": "fatal", "n": 2}, []),
+            ("a", {"other": "x"}, []),
+            ("b", {"rule": "completed", "n": 3}, []),
+        ]
+        for project, metadata, tags in traced:
+            with langsmith.tracing_context(
+                enabled=True, client=client, project_name=project, metadata=metadata, tags=tags
+            ):
+                _rooted(1)
+        client.flush()
+        server.wait_for(lambda runs: sum(bool(r.get("end_time")) for r in runs.values()) == 4)
+
+        def names(**query: Any) -> list[Any]:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                found = client.list_runs(project_name="a", is_root=True, **query)
+                return sorted(run.metadata.get("n", 0) for run in found)
+
+        assert names() == [0, 1, 2], "project a only, over two pages"
+        assert names(filter='eq(metadata_key, "rule")') == [1, 2]
+        pair = 'and(eq(metadata_key, "rule"), eq(metadata_value, "completed"))'
+        assert names(filter=pair) == [1]
+        assert names(filter='has(tags, "stop:completed")') == [1]
+        assert names(filter='or(eq(metadata_value, "fatal"), not(eq(metadata_key, "rule")))') == [
+            0,
+            2,
+        ]
+        assert names(start_time=datetime.now(UTC) + timedelta(hours=1)) == []
+        assert names(select=["id", "name", "run_type", "start_time", "trace_id", "extra"])
+        [page] = [json.loads(r.body) for r in server.requests_log if r.path == "/runs/query"][:1]
+        assert page["session"] == [project_id("a")]
+        stats = client.get_run_stats(project_names=["a"], is_root=True, filter=pair)
+        assert stats == {"run_count": 1}
+        assert not server.errors
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            with pytest.raises(LangSmithNotFoundError):
+                list(client.list_runs(project_name="nowhere"))
+            assert list(client.list_runs(project_name="empty")) == []
+            with pytest.raises(LangSmithError):
+                list(client.list_runs(project_name="a", filter="gt(latency, 5)"))
+        assert server.errors == [
+            "POST /runs/query: ValueError: filter: gt is not evaluated by the collector"
+        ]
 
 
 def send(method: str, url: str, payload: Any) -> int:

@@ -124,6 +124,8 @@ def test_contract_artifacts_pass_unchanged() -> None:
         stopping.completed(attempt=0, order_id="ORD-1A714A15", amount=40.0),
     ):
         assert sanitize_artifact(artifact) == artifact
+        # An MCP tool's artifact (langchain-mcp-adapters) holds it one level down.
+        assert sanitize_artifact({"structured_content": artifact}) == artifact
 
 
 def test_sanitizer_keeps_an_allowlist_and_drops_the_rest() -> None:

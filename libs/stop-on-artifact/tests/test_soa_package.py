@@ -176,7 +176,7 @@ def test_the_wheel_holds_only_stop_on_artifact(tmp_path: Path) -> None:
 def test_the_source_stays_small_with_no_import_circle() -> None:
     modules = {path.stem: path for path in PACKAGE.glob("*.py")}
     sizes = {name: len(path.read_text("utf-8").splitlines()) for name, path in modules.items()}
-    assert sum(sizes.values()) <= 2717, sizes
+    assert sum(sizes.values()) <= 2747, sizes
     assert max(sizes.values()) <= 400, sizes
     assert {name for name in modules if not name.startswith("_")} == {"messages", "testing"}
     graph = {

@@ -77,3 +77,21 @@ def test_the_estimate_reads_the_models_usage_where_it_has_it(kind: str) -> None:
     agent = build(kind, ScriptedChatModel(script=script), [forced_tool("search", "success")])
     saved = assert_stopped(agent.invoke(user(QUESTION)))["saved"]
     assert 5020 < saved["input_tokens"] < 5020 + 200
+
+
+def test_a_stop_that_leaves_a_part_to_retry_records_the_retry_round(kind: str) -> None:
+    """``parallel_policy="any"``: a loop without the stop retries the part, then answers."""
+
+    def ask(mode: str) -> dict[str, Any]:
+        model = ScriptedChatModel(script=call_then_answer("search", calls=2))
+        tools = [forced_tool("search", ["success", "transient", "success"])]
+        settings = StopSettings(stop_mode=mode, parallel_policy="any")  # type: ignore[arg-type]
+        result: dict[str, Any] = build(kind, model, tools, settings=settings).invoke(user(QUESTION))
+        return result
+
+    saved = assert_stopped(ask("hard"))["saved"]
+    never = [m for m in ask("never")["messages"] if isinstance(m, AIMessage)]
+    skipped = never[1:]  # the retry round and the answer after it
+    assert saved["model_calls"] == len(skipped) == 2
+    measured = sum(m.usage_metadata["input_tokens"] for m in skipped if m.usage_metadata)
+    assert abs(saved["input_tokens"] - measured) <= 0.1 * measured, (saved, measured)

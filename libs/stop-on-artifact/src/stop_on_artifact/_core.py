@@ -175,7 +175,10 @@ class StopCore:
         messages = [*(state.get("messages") or []), *new]
         decision = decide(messages, settings)
         if is_hard_stop(decision, settings):
-            decision["saved"] = estimate_saving(messages, self.answer(decision, messages))
+            spent = decision["rule"] in ("retry_budget", "model_call_limit")  # nothing to retry
+            retried = [] if spent else decision["unsettled"]
+            answer = self.answer(decision, messages)
+            decision["saved"] = estimate_saving(messages, answer, retried)
         get_stream_writer()({"stop_decision": dict(decision)})
         named = (decision["action"], decision["rule"], decision["tool"])
         logger.info("stop decision: action=%s rule=%s tool=%s", *named)

@@ -1,17 +1,22 @@
-"""What a hard stop saved: the model call it skipped, estimated in tokens.
+"""What a hard stop saved: the model calls it skipped, estimated in tokens.
 
 The skipped call would have read what the turn's last model call read, that call's reply and
 the tool step after it, and would have written about the answer the tools' content now gives.
 Where the last call reported ``usage_metadata``, its figures are the base (they count the
 system prompt and the tool schemas, which the state does not hold); otherwise every message is
 counted with langchain-core's ``count_tokens_approximately``, as is the answer.
+
+A stop that leaves parts to retry (``parallel_policy`` ``any`` or ``priority`` with a
+transient part) skips two calls: the one that would have issued the retries (it reads the
+same, writes those calls again) and the answer after them, which also reads the retried
+results, each counted as long as the step's settled results on average.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from typing_extensions import TypedDict
 
@@ -20,13 +25,21 @@ class Saving(TypedDict):
     """The model call a hard stop skipped: ``stop_decision["saved"]``."""
 
     model_calls: int
-    """Always 1: the call that would have restated the tools' content."""
+    """1, the call that would have restated the tools' content; 2 with a retry round first."""
     input_tokens: int
     output_tokens: int
 
 
-def estimate_saving(messages: Sequence[BaseMessage], answer: str) -> Saving:
-    """Estimate the call a hard stop with ``answer`` skips after ``messages``."""
+def estimate_saving(
+    messages: Sequence[BaseMessage], answer: str, retried: Sequence[str] = ()
+) -> Saving:
+    """Estimate the calls a hard stop with ``answer`` skips after ``messages``.
+
+    Args:
+        messages: The turn so far, its last tool step included.
+        answer: The stop's answer.
+        retried: The ids of the calls a loop without the stop would retry first.
+    """
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if isinstance(message, AIMessage) and message.usage_metadata is not None:
@@ -37,4 +50,18 @@ def estimate_saving(messages: Sequence[BaseMessage], answer: str) -> Saving:
     else:
         read = count_tokens_approximately(messages)
     written = count_tokens_approximately([AIMessage(content=answer)])
-    return {"model_calls": 1, "input_tokens": read, "output_tokens": written}
+    if not retried:
+        return {"model_calls": 1, "input_tokens": read, "output_tokens": written}
+    replies = [(i, m) for i, m in enumerate(messages) if isinstance(m, AIMessage) and m.tool_calls]
+    calls = [call for _, m in replies for call in m.tool_calls if call["id"] in retried]
+    reissued = count_tokens_approximately([AIMessage(content="", tool_calls=calls)])
+    last = replies[-1][0] if replies else len(messages)
+    step = [m for m in messages[last:] if isinstance(m, ToolMessage)]
+    settled = [m for m in step if m.tool_call_id not in retried] or step
+    result = count_tokens_approximately(settled) // max(len(settled), 1)
+    answer_read = read + reissued + result * len(calls)
+    return {
+        "model_calls": 2,
+        "input_tokens": read + answer_read,
+        "output_tokens": reissued + written,
+    }
