@@ -57,12 +57,13 @@ OPENERS = QUESTION_WORDS | frozenset(
 
 BACK_REFERENCES = frozenset(
     {"it", "its", "it's", "they", "them", "their", "theirs", "this", "that", "these", "those"}
-    | {"eso", "esto", "ello", "lo", "le"}
+    | {"which", "eso", "esto", "ello", "lo", "le", "cual"}
     | {"er", "ihn", "ihm", "das", "dies", "diese", "dieser", "dieses", "dafur", "damit"}
-    | {"dazu", "davon", "dabei"}
-    | {"ca", "cela", "ceci", "celui", "celle", "ceux", "celles", "lui"}
+    | {"dazu", "davon", "dabei", "welcher", "welches"}
+    | {"ca", "cela", "ceci", "celui", "celle", "ceux", "celles", "lui", "lequel", "laquelle"}
 )
-"""Words that point back to what was asked before: ``it``, ``eso``, ``er``, ``ça``..."""
+"""Words that point back to what was asked before: ``it``, ``eso``, ``er``, ``ça``, and
+the ``which`` of a choice ("X or Y, which should I use?")."""
 
 BACK_REFERENCES_LAST = frozenset({"es"})
 """Back references only as a clause's last word (German ``es``; Spanish ``es`` is "is")."""

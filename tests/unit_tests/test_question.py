@@ -267,6 +267,39 @@ HELD_OUT: dict[str, list[Asked]] = {
     "I am building a support bot.": [("search", "I am building a support bot.")],
     # A want whose price does not end it is no purchase.
     "I need a checkpointer for 2 graphs": [topic("checkpointer")],
+    # More written apart: Spanish context, German and French joining words, a choice.
+    "Necesito entender el streaming. ¿Y los subgrafos?": [topic("streaming"), topic("subgraphs")],
+    "¿Debo usar un checkpointer o el store?": [topic("checkpointer"), topic("store")],
+    "Erkläre Streaming sowie Subgraphen.": [topic("streaming"), topic("subgraphs")],
+    "Explique-moi le streaming puis les interruptions.": [
+        topic("streaming"),
+        topic("interrupts"),
+    ],
+    "Our team uses LangGraph. We deploy to one server. Can you explain interrupts?": [
+        topic("interrupts")
+    ],
+    "checkpointers vs stores?": [topic("checkpointer"), topic("store")],
+    "What are reducers; how do subgraphs work; what is streaming?": [
+        topic("reducers"),
+        topic("subgraphs"),
+        topic("streaming"),
+    ],
+    "I want 2 mice for $10 each plus a keyboard for 45": [
+        item("2 mice", 20.0),
+        item("a keyboard", 45.0),
+    ],
+    "Achète une souris pour 20 puis un clavier pour 45": [
+        item("une souris", 20.0),
+        item("un clavier", 45.0),
+    ],
+    "I'd like a coffee for $4.50; what is a checkpointer?": [
+        item("a coffee", 4.5),
+        topic("checkpointer"),
+    ],
+    # The "which" of a choice points back to it: not a search of its own.
+    "Interrupts or breakpoints, which should I use?": [topic("interrupts")],
+    "¿Checkpointer o store, cuál debo usar?": [topic("checkpointer"), topic("store")],
+    "Checkpointer ou store, lequel dois-je utiliser ?": [topic("checkpointer"), topic("store")],
 }
 
 
@@ -306,6 +339,33 @@ async def test_the_answer_holds_every_part_in_order(graph_name: str, question: s
     assert isinstance(answer, str)
     assert "Nothing found" not in answer
     assert in_order(answer, *expected_lines(ANSWERED[question]))
+
+
+NOT_FOUND = {
+    "What is a checkpointer and how long is shipping?": (
+        "# Checkpointers\n",
+        "Nothing found for “how long is shipping?”",
+    ),
+    "How long is shipping, and how do interrupts work?": (
+        "Nothing found for “How long is shipping”",
+        "# Interrupts\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("question", NOT_FOUND, ids=str)
+async def test_a_part_nothing_answers_is_named_in_its_place(
+    graph_name: str, question: str
+) -> None:
+    observed = await run(build(graph_name), question, {"force_outcome": "success"})
+    answer = observed.answer.content
+    assert isinstance(answer, str)
+    assert in_order(answer, *NOT_FOUND[question])
+
+
+def test_a_choice_between_two_purchases_is_asked_about() -> None:
+    answer = unclear("buy a laptop for 300 or a mouse for 20")
+    assert "“or a mouse for 20”" in answer
 
 
 def test_a_unit_price_is_shown_with_its_count() -> None:
