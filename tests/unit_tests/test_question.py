@@ -354,9 +354,7 @@ NOT_FOUND = {
 
 
 @pytest.mark.parametrize("question", NOT_FOUND, ids=str)
-async def test_a_part_nothing_answers_is_named_in_its_place(
-    graph_name: str, question: str
-) -> None:
+async def test_a_part_nothing_answers_is_named_in_its_place(graph_name: str, question: str) -> None:
     observed = await run(build(graph_name), question, {"force_outcome": "success"})
     answer = observed.answer.content
     assert isinstance(answer, str)
