@@ -33,7 +33,7 @@ from stop_on_artifact.testing import ScriptedChatModel
 from agent.context import OFFLINE_MODEL
 from agent.question import Part, read_question, unclear_answer
 from agent.tools.markdown import escape_math
-from agent.tools.search import knowledge_base
+from agent.tools.search import topic_index
 
 # Linear time on any text: no pattern below can rescan what an earlier attempt scanned.
 # ``buy <item> for <amount>`` is two scans, not one lazy pattern (``buy.+?for``
@@ -140,15 +140,17 @@ class OfflineChatModel(ScriptedChatModel):
     - A user message makes one tool call per thing it asks, all in one turn:
       ``buy <item> for <amount>`` calls ``checkout``, ``<tool>: <text>`` calls that
       bound tool with ``text`` as its first argument, anything else calls ``search``.
-      Parts are read by :func:`agent.question.read_question`: ``;`` and line breaks always
-      separate them; a comma, a sentence end, ``and``, ``also`` or ``then`` separates two
-      only where a purchase's price ends the left side ("buy a laptop for 300 and a mouse
-      for 20"), the right side starts a new request ("... and how long is shipping", not
-      "... and how does it work"), ``also`` follows a comma or ``and``, or both sides name
-      a knowledge-base topic ("checkpointer and interrupts"); elsewhere the words stay in
-      one item or topic ("buy salt and pepper for 5"). A part without ``buy`` after a
-      purchase is a purchase too ("and a mouse for 20"); an amount is ``300``, ``$300``,
-      ``300.00`` or ``$1,200``.
+      Parts are read by :func:`agent.question.read_question`, by what the message names:
+      every knowledge-base topic (by name or alias, in English, Spanish, German or French)
+      is searched on its own ("¿Cómo funcionan los checkpointers y las interrupciones?" is
+      two searches), every item with a price is bought ("I'd like a laptop for $300, and a
+      mouse for $20"; "buy 3 coffees for 4.50 each" charges 13.50), and a sentence that
+      only sets the context ("I am building a support bot.") is not searched. ``;`` and line
+      breaks always separate parts; a comma, a sentence end or a joining word separates two
+      only where a price ends the left side, the right side starts a new request that does
+      not point back ("... and how long is shipping", not "... and how does it work"), or
+      both sides name a topic; elsewhere the words stay in one item ("buy salt and pepper
+      for 5").
     - When a part cannot be done as written (a purchase with no price, "buy a laptop and a
       mouse"; words after a price it cannot read; nothing bound that can do it), it makes
       no call that turn and answers in Markdown, part by part in the question's order, with
@@ -236,7 +238,7 @@ class OfflineChatModel(ScriptedChatModel):
         The parts are :func:`agent.question.read_question`'s. When any part cannot be done
         as written, no call is made: the answer says what was understood and what was not.
         """
-        topics = knowledge_base() if "search" in tools else ()
+        topics = topic_index() if "search" in tools else ()
         reading = read_question(text, tools, topics)
         if not reading.clear:
             return unclear_answer(reading)

@@ -1,14 +1,21 @@
 """Reading a user's question into the things it asks, for the offline model.
 
-A question is cut in two passes. ``;`` and line breaks always separate parts. Inside what is
-left, a comma, a sentence end (``.``, ``?``, ``!``), or the words ``and``, ``&``, ``also``
-and ``then`` separate two parts only where the text says a new part begins:
+A question is read by what it names: the knowledge-base topics (by name or alias, in
+English, Spanish, German or French: :mod:`agent.tools.topics`) and the items with a price.
+Words are compared folded (lower case, no accents); the word lists are
+:mod:`agent.vocabulary`'s. It is cut in two passes. ``;`` and line breaks always separate
+parts. Inside what is left, a comma, a sentence end (``.``, ``?``, ``!``) or a joining word
+(``and``, ``&``, ``plus``, ``also``, ``then``, ``as well as``, ``y``, ``und``, ``et``...)
+separates two parts only where the text says a new part begins:
 
-1. the left side is a purchase whose price ends it (``buy a laptop for 300, ...``);
-2. the right side starts a new request: ``buy``, a question word (``what``, ``how``, ...),
-   a request (``tell``, ``explain``, ``search``, ``I``, ...) or a bound tool's
-   ``<tool>:``, and, unless it is ``buy`` or a tool, it does not point back with ``it``,
-   ``they``, ``that`` and the like (``... and how does it work`` stays one question);
+1. the left side is a purchase whose price ends it (``buy a laptop for 300, ...``,
+   ``I'd like a laptop for $300, ...``);
+2. the right side starts a new request: ``buy`` (``compra``, ``kaufe``, ``achète``), a
+   question word (``what``, ``how``, ``cómo``, ``wie``, ``comment``, a ``¿``...), a request
+   (``tell``, ``explain``, ``I``, ``dime``, ...) or a bound tool's ``<tool>:``, and, unless it
+   is ``buy`` or a tool, it does not point back with ``it``, ``that``, ``eso``, ``er``,
+   ``ça`` and the like and is more than two words or names a topic (``... and how does it
+   work`` and ``... y cómo funciona`` stay one question);
 3. ``also`` follows a comma, a sentence end or ``and`` (``..., and also ...``);
 4. both sides name a knowledge-base topic and neither is a purchase
    (``checkpointer and interrupts``).
@@ -17,36 +24,47 @@ Anywhere else the words stay inside one part, so an item (``buy salt and pepper 
 a topic (``what is a checkpointer and how does it work``) is read whole. A part is then:
 
 - ``<tool>: <text>`` for a bound tool (it runs to the end of its ``;`` part or line);
-- a purchase, when it holds the word ``buy`` (a ``what``/``how``/... question that holds
-  ``buy`` but no price, ``what should I buy``, is a search): the item is the text between
-  ``buy`` and the first ``for <amount>``, the amount ``300``, ``$300``, ``300.00`` or
-  ``$1,200``;
+- a purchase, when it holds ``buy`` or its Spanish, German or French form (a question-word
+  question that holds one but no price, ``what should I buy``, is a search), or a want
+  (``like``, ``want``, ``need``, ``order``, ``quiero``, ``möchte``, ``voudrais``...) that a
+  price ends: the item is the text between the last such word and the first price word
+  (``for``, ``at``, ``por``, ``für``, ``pour``) before an amount, ``300``, ``$300``,
+  ``300.00``, ``$1,200`` or ``4,50``; a price ``each`` (``cada uno``, ``je``, ``chacun``)
+  charges the item's count times it (``3 coffees for 4.50 each`` is 13.50), and with no
+  count it asks;
 - a purchase without a verb, when an earlier part was a purchase and it names its own
   price (``... and a mouse for 20``), or when it follows a purchase after a comma or a
   connecting word and has no price (``buy a laptop for 300 and a mouse``: the mouse has no
   price, which :data:`Part.problem` says);
-- a search otherwise, its text as written.
+- a search otherwise, its text as written; a search that names several topics is one
+  search per topic, cut after each (``¿Cómo funcionan los checkpointers y las
+  interrupciones?``, ``checkpointer or store?``).
 
-A ``;`` part or line of more than :data:`MAX_SPLIT_WORDS` words (a pasted page, not a
-question a person types) is read whole, and a question of more than :data:`MAX_PARTS`
-parts is not done: the answer asks for fewer. Every scan here is linear in the question's
-length: words are read once, and each lookup over a stretch of words is a bisection into
-positions found once.
+A search that only tells (it starts with ``I``, ``we``, ``it``, ``my``, ``estoy``, ``ich``,
+``je``..., holds no ``?`` and no word that asks, such as ``want``, ``need``, ``understand``)
+sets the context: it is not searched when another part asks something. A ``;`` part or line
+of more than :data:`MAX_SPLIT_WORDS` words (a pasted page, not a question a person types)
+is read whole, and a question of more than :data:`MAX_PARTS` parts is not done: the answer
+asks for fewer. Every scan here is linear in the question's length: words are read once,
+and each lookup over a stretch of words is a bisection into positions found once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
-from bisect import bisect_left
-from collections.abc import Collection
+from bisect import bisect_left, bisect_right
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
 from operator import methodcaller, ne
-from typing import Literal
+from typing import Any, Literal
 
+from agent import vocabulary as words_of
 from agent.tools.markdown import excerpt
+from agent.tools.topics import Mention, TopicIndex, fold
 
 MAX_PARTS = 32
 """Most parts one question may ask; a longer one is answered with a request to split it."""
@@ -55,36 +73,26 @@ MAX_SPLIT_WORDS = 1000
 """Longest ``;`` part or line, in words, that commas and connecting words may cut."""
 
 Kind = Literal["purchase", "search", "tool"]
-Problem = Literal["no_price", "no_item", "extra", "unclear", "no_tool"]
+Problem = Literal["no_price", "no_item", "extra", "unclear", "no_tool", "no_count"]
 """Why a part cannot be done as written.
 
 ``no_price``: a purchase without a readable price. ``no_item``: a price with nothing to buy.
 ``extra``: words after a purchase's price. ``unclear``: a bare name after a purchase, with no
-price (to buy or to look up?). ``no_tool``: no bound tool can do it.
+price (to buy or to look up?). ``no_tool``: no bound tool can do it. ``no_count``: a price
+``each`` with no count of items before the item.
 """
 
 _SPACES = re.compile(r"(\s+)")
 _TOOL_NAME = re.compile(r"[A-Za-z_][\w-]*")
 _MARKS = ",.?!"
-_CONNECTIVES = frozenset({"and", "&", "also", "then"})
-_WH_WORDS = frozenset(
-    {"what", "what's", "whats", "how", "how's", "why", "when", "where", "who", "which", "whose"}
-)
-"""A part that starts with one of these and holds ``buy`` but no price asks, not buys."""
-_QUESTION_WORDS = _WH_WORDS | frozenset(
-    {"is", "are", "can", "could", "do", "does", "did", "should", "would", "will"}
-)
-_OPENERS = _QUESTION_WORDS | frozenset(
-    {"tell", "explain", "show", "give", "describe", "define", "compare", "search", "find"}
-    | {"look", "please", "help", "i", "i'd", "i'm", "i'll", "we", "we'd", "let's", "lets"}
-)
-_BACK_REFERENCES = frozenset(
-    {"it", "its", "it's", "they", "them", "their", "theirs", "this", "that", "these", "those"}
-)
-_FILLERS = frozenset({"dollars", "dollar", "usd", "bucks", "please", "thanks", "thank", "you"})
-"""Words a purchase may end with after its price."""
-_TRAILING = _FILLERS | _CONNECTIVES
+_OPENING_MARKS = "\u00bf\u00a1"  # ¿ ¡
+_VERBS = words_of.BUY_VERBS | words_of.WANT_VERBS
+_TRAILING = words_of.FILLERS | words_of.JOINING
+_AFTER_PRICE = _TRAILING | words_of.EACH | words_of.EACH_HELPERS
 _FILLER_STEPS = 3
+_MAX_COUNT_DIGITS = 6
+_FRAGMENT_SKIP = words_of.JOINING | frozenset({"or", "o", "u", "oder", "ou", "vs", "versus"})
+"""Words a topic's own search does not start with: ``checkpointer or store`` gives ``store``."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +105,7 @@ class Part:
     item: str = ""
     """A purchase's item."""
     amount: float | None = None
-    """A purchase's price; None when none could be read."""
+    """A purchase's price, the total for all its items; None when none could be read."""
     tool: str = ""
     """The bound tool a ``<tool>: <text>`` part names."""
     argument: str = ""
@@ -106,6 +114,10 @@ class Part:
     """Words after a purchase's price that were not read."""
     problem: Problem | None = None
     """Why the part cannot be done as written; None when it can."""
+    quantity: int = 1
+    """How many items a purchase at a unit price buys (``3 coffees for 4.50 each``)."""
+    unit: float | None = None
+    """The price of one item, when the price was written ``each``; None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +135,10 @@ class Reading:
 
 
 def amount(word: str) -> float | None:
-    """Read a price: ``300``, ``$300``, ``300.00``, ``$1,200``.
+    """Read a price: ``300``, ``$300``, ``300.00``, ``$1,200``, ``4,50`` (a decimal comma).
+
+    A dot before exactly three digits (``1.200``: a thousand, or one and a fifth?) and
+    commas that do not group thousands are not read.
 
     Args:
         word: One word, without trailing punctuation.
@@ -132,14 +147,29 @@ def amount(word: str) -> float | None:
         The amount, or None when the word is not a finite price.
     """
     digits = word[1:] if word.startswith("$") else word
+    if not (digits[:1].isdigit() and digits.isascii()):
+        return None
+    whole, comma, tail = digits.rpartition(",")
+    if comma and len(tail) in (1, 2) and whole.isdigit():
+        return float(f"{whole}.{tail}")  # 4,50
     whole, dot, cents = digits.partition(".")
-    bare = whole.replace(",", "")
-    if not (whole[:1].isdigit() and bare.isascii() and bare.isdigit()):
+    groups = whole.split(",")
+    if not all(group.isdigit() for group in groups):
         return None
-    if dot and not (cents.isascii() and cents.isdigit()):
+    if len(groups) > 1 and (len(groups[0]) > 3 or any(len(g) != 3 for g in groups[1:])):
         return None
+    if dot and not (cents.isdigit() and len(cents) != 3):
+        return None
+    bare = "".join(groups)
     value = float(f"{bare}.{cents}" if dot else bare)
     return value if math.isfinite(value) else None
+
+
+def _count(word: str) -> int | None:
+    """Read how many items a word counts: ``3``, ``three``, ``tres``, ``drei``, ``trois``."""
+    if word.isascii() and word.isdigit() and len(word) <= _MAX_COUNT_DIGITS:
+        return int(word) or None
+    return words_of.COUNTS.get(word)
 
 
 def _merge_marks(
@@ -158,7 +188,7 @@ def _merge_marks(
 class _Piece:
     """The words of one ``;`` part or line, with what each question about them needs."""
 
-    def __init__(self, text: str, topics: Collection[str]) -> None:
+    def __init__(self, text: str, topics: TopicIndex) -> None:
         self.text = text
         # Whole-list operations, not a loop per word: a 1 MB line holds 500,000 words, and
         # what only cutting needs (marks, back references, topics) is found when asked.
@@ -172,23 +202,22 @@ class _Piece:
         stripped = list(map(methodcaller("rstrip", _MARKS), tokens))
         if "" in stripped:  # a lone mark: it ends the word before it
             tokens, starts, stripped = _merge_marks(tokens, starts, stripped)
-        words = list(map(str.lower, stripped))
+        # Words are compared folded: lower case, no accents ("Cómo" is "como").
+        folded = fold(text)
         if "\u2019" in text:  # a typographic apostrophe: "what’s" is "what's"
-            words = list(map(methodcaller("replace", "\u2019", "'"), words))
+            folded = folded.replace("\u2019", "'")
+        words = [folded[at : at + len(word)] for at, word in zip(starts, stripped, strict=True)]
+        if "\u00bf" in text or "\u00a1" in text:  # "¿Cómo" is "como"
+            words = list(map(methodcaller("lstrip", _OPENING_MARKS), words))
         self.tokens, self.starts, self.stripped, self.words = tokens, starts, stripped, words
-        lowered = text.lower()
-        self.buys = [i for i, word in enumerate(words) if word == "buy"] if "buy" in lowered else []
-        self.prices = (
-            [
-                i
-                for i, word in enumerate(words[:-1])
-                if word == "for" and amount(words[i + 1]) is not None
-            ]
-            if "for" in lowered
-            else []
-        )
+        self.buys = [i for i, word in enumerate(words) if word in words_of.BUY_VERBS]
+        self.verbs = [i for i, word in enumerate(words) if word in _VERBS]
+        self.prices = [
+            i
+            for i, word in enumerate(words[:-1])
+            if word in words_of.PRICE_WORDS and amount(words[i + 1]) is not None
+        ]
         self._topics = topics
-        self._spans: tuple[list[int], list[int]] | None = None
 
     def end(self, index: int) -> int:
         """Where word ``index`` ends in the text: a sentence end stays with it, a comma not."""
@@ -200,9 +229,31 @@ class _Piece:
         return list(map(ne, map(len, self.stripped), map(len, self.tokens)))
 
     @cached_property
+    def joins(self) -> list[bool]:
+        """Whether each word joins two parts: ``and``, ``y``, ``und``, ``as well as``..."""
+        words = self.words
+        joins = [word in words_of.JOINING for word in words]
+        firsts = {phrase[0] for phrase in words_of.JOINING_PHRASES}
+        for i, word in enumerate(words):
+            if word in firsts:
+                for phrase in words_of.JOINING_PHRASES:
+                    if tuple(words[i : i + len(phrase)]) == phrase:
+                        joins[i : i + len(phrase)] = [True] * len(phrase)
+        return joins
+
+    @cached_property
     def back(self) -> list[int]:
         """The places of ``it``, ``they``, ``that`` and the like."""
-        return [i for i, word in enumerate(self.words) if word in _BACK_REFERENCES]
+        return [i for i, word in enumerate(self.words) if word in words_of.BACK_REFERENCES]
+
+    @cached_property
+    def mentions(self) -> list[Mention]:
+        """The knowledge-base topics the text names, in order."""
+        return self._topics.mentions(self.text) if self._topics else []
+
+    @cached_property
+    def _mention_starts(self) -> list[int]:
+        return [mention.start for mention in self.mentions]
 
     @staticmethod
     def _first(positions: list[int], low: int, high: int) -> int | None:
@@ -211,41 +262,43 @@ class _Piece:
         return positions[at] if at < len(positions) and positions[at] <= high else None
 
     def buy(self, low: int, high: int) -> int | None:
-        """The first ``buy`` among words ``low..high``."""
+        """The first ``buy`` (or ``compra``, ``kaufe``, ``achète``) among words ``low..high``."""
         return self._first(self.buys, low, high)
 
+    def verb(self, low: int, high: int) -> int | None:
+        """The last purchase verb (``buy``, ``like``, ``want``...) among words ``low..high``."""
+        at = bisect_right(self.verbs, high) - 1
+        return self.verbs[at] if at >= 0 and self.verbs[at] >= low else None
+
     def price(self, low: int, high: int) -> int | None:
-        """The first ``for`` among words ``low..high`` whose next word (also in) is a price."""
+        """The first price word among ``low..high`` whose next word (also in) is a price."""
         return self._first(self.prices, low, high - 1)
 
     def points_back(self, low: int, high: int) -> bool:
         """Whether words ``low..high`` hold ``it``, ``they``, ``that`` or the like."""
+        if self.words[high] in words_of.BACK_REFERENCES_LAST:
+            return True
         return self._first(self.back, low, high) is not None
 
     def names_topic(self, low: int, high: int) -> bool:
-        """Whether words ``low..high`` hold a whole knowledge-base topic name."""
-        if self._spans is None:
-            self._spans = self._topic_spans()
-        starts, ends = self._spans
-        at = bisect_left(starts, self.starts[low])
-        return at < len(starts) and ends[at] <= self.end(high)
+        """Whether words ``low..high`` hold a whole knowledge-base topic name or alias."""
+        return bool(self.mentions_in(low, high))
 
-    def _topic_spans(self) -> tuple[list[int], list[int]]:
-        """Topic occurrences by start, each with the earliest end from there on."""
-        lowered = self.text.lower()
-        if len(lowered) != len(self.text):  # positions would shift: no topic is read
-            return [], []
+    def mentions_in(self, low: int, high: int) -> list[Mention]:
+        """The topics named within words ``low..high``, in order."""
+        mentions = self.mentions
+        first = bisect_left(self._mention_starts, self.starts[low])
+        end = self.end(high)
         found = []
-        for topic in self._topics:
-            at = lowered.find(topic)
-            while topic and at != -1:
-                found.append((at, at + len(topic)))
-                at = lowered.find(topic, at + 1)
-        found.sort()
-        earliest = [end for _, end in found]
-        for i in range(len(earliest) - 2, -1, -1):
-            earliest[i] = min(earliest[i], earliest[i + 1])
-        return [start for start, _ in found], earliest
+        for mention in mentions[first:]:
+            if mention.end > end:
+                break
+            found.append(mention)
+        return found
+
+    def word_at(self, position: int) -> int:
+        """The word that holds character ``position``."""
+        return bisect_right(self.starts, position) - 1
 
     def tool_at(self, index: int, tools: Collection[str]) -> tuple[str, str] | None:
         """``(tool, argument)`` when word ``index`` is a bound tool's ``<tool>:``."""
@@ -257,6 +310,10 @@ class _Piece:
         if name not in tools or not _TOOL_NAME.fullmatch(name):
             return None
         return name, self.text[colon + 1 :].strip()
+
+    def opens(self, index: int) -> bool:
+        """Whether word ``index`` starts a new request or question (``how``, ``¿...``)."""
+        return self.words[index] in words_of.OPENERS or self.tokens[index][:1] == "\u00bf"
 
     def slice(self, first: int, last: int) -> str:
         """The text of words ``first..last``, as written (a comma after the last one cut)."""
@@ -272,14 +329,14 @@ def _boundaries(piece: _Piece) -> list[tuple[int, int, bool]]:
 
     ``strong`` is an ``also`` after a comma, a sentence end or another connecting word.
     """
-    words, marks = piece.words, piece.marks
-    content = [i for i, word in enumerate(words) if word not in _CONNECTIVES]
+    words, marks, joins = piece.words, piece.marks, piece.joins
+    content = [i for i, join in enumerate(joins) if not join]
     found = []
     for left, right in zip(content, content[1:], strict=False):
         between = range(left + 1, right)
         marked = marks[left] or any(marks[i] for i in between)
         if between or marked:
-            also = any(words[i] == "also" for i in between)
+            also = any(words[i] in words_of.ALSO for i in between)
             found.append((left, right, also and (marked or len(between) > 1)))
     return found
 
@@ -287,10 +344,12 @@ def _boundaries(piece: _Piece) -> list[tuple[int, int, bool]]:
 class _Reader:
     """Reads one question's pieces in order, keeping what the parts so far were."""
 
-    def __init__(self, tools: Collection[str], topics: Collection[str]) -> None:
+    def __init__(self, tools: Collection[str], topics: TopicIndex) -> None:
         self.tools = tools
         self.topics = topics
         self.parts: list[Part] = []
+        self.telling: list[bool] = []
+        """For each part: it only tells (``I am building a bot.``), it asks nothing."""
 
     @property
     def bought(self) -> bool:
@@ -302,45 +361,101 @@ class _Reader:
                 if chunk.strip():
                     self._piece(_Piece(chunk, self.topics))
                 if len(self.parts) > MAX_PARTS:
-                    return Reading(tuple(self.parts[:MAX_PARTS]), too_many=True)
-        return Reading(tuple(self.parts))
+                    return Reading(tuple(self._asked()[:MAX_PARTS]), too_many=True)
+        return Reading(tuple(self._asked()))
+
+    def _asked(self) -> list[Part]:
+        """The parts that ask something; all of them when none does (a question is read)."""
+        asked = [part for part, tells in zip(self.parts, self.telling, strict=True) if not tells]
+        return asked or self.parts
+
+    def _append(self, part: Part, tells: bool = False) -> None:
+        self.parts.append(part)
+        self.telling.append(tells)
 
     def _piece(self, piece: _Piece) -> None:
         if not piece.words:
             return
         last = len(piece.words) - 1
-        first = next((i for i, w in enumerate(piece.words) if w not in _CONNECTIVES), 0)
+        first = next((i for i, w in enumerate(piece.words) if w not in words_of.JOINING), 0)
         direct = piece.tool_at(0, self.tools)
         if direct is not None:
-            self.parts.append(Part("tool", piece.text.strip(), tool=direct[0], argument=direct[1]))
+            self._append(Part("tool", piece.text.strip(), tool=direct[0], argument=direct[1]))
             return
         # A part a person writes is short: a longer one (a pasted page) is read whole.
-        bounds = _boundaries(piece) if last < MAX_SPLIT_WORDS else []
+        short = last < MAX_SPLIT_WORDS
+        bounds = _boundaries(piece) if short else []
         start, soft = 0, False  # the first part keeps the words before its first one
         for k, (left, right, strong) in enumerate(bounds):
             reach = bounds[k + 1][0] if k + 1 < len(bounds) else last
             if not (strong or self._splits(piece, first, left, right, reach)):
                 continue
-            self.parts.append(self._part(piece, first, left, piece.slice(start, left), soft))
+            self._add(piece, (start, first, left), soft, short, to_end=False)
             if len(self.parts) > MAX_PARTS:
                 return
             first, start, soft = right, right, True
             direct = piece.tool_at(right, self.tools)
             if direct is not None:
                 text = piece.tail(right)
-                self.parts.append(Part("tool", text, tool=direct[0], argument=direct[1]))
+                self._append(Part("tool", text, tool=direct[0], argument=direct[1]))
                 return
-        self.parts.append(self._part(piece, first, last, piece.tail(start), soft))
+        self._add(piece, (start, first, last), soft, short, to_end=True)
+
+    def _add(
+        self, piece: _Piece, span: tuple[int, int, int], soft: bool, short: bool, to_end: bool
+    ) -> None:
+        """Read words ``first..last`` (written from ``start``); one search per topic named."""
+        start, first, last = span
+        text = piece.tail(start) if to_end else piece.slice(start, last)
+        part = self._part(piece, first, last, text, soft)
+        if part.kind != "search" or not short:
+            self._append(part)
+            return
+        tells = _tells(piece, first, last, text)
+        texts = self._by_topic(piece, span, to_end)
+        for each in texts or [part.text]:
+            self._append(self._search(each) if texts else part, tells)
+
+    def _by_topic(self, piece: _Piece, span: tuple[int, int, int], to_end: bool) -> list[str]:
+        """The search's text cut after each topic it names; empty when it names one or none.
+
+        A topic named again stays in the cut before it, so each cut names a new topic first.
+        """
+        start, first, last = span
+        mentions = piece.mentions_in(first, last)
+        if len({mention.topic for mention in mentions}) < 2:
+            return []
+        cuts: list[list[int]] = []
+        seen: set[str] = set()
+        begin = start
+        for mention in mentions:
+            word = piece.word_at(mention.end - 1)
+            if word < begin:
+                continue  # the same word as the cut before: it stays there
+            if mention.topic in seen:
+                cuts[-1][1] = word
+            else:
+                while begin < word and piece.words[begin] in _FRAGMENT_SKIP:
+                    begin += 1
+                cuts.append([begin, word])
+                seen.add(mention.topic)
+            begin = word + 1
+        cuts[-1][1] = last
+        texts = [piece.slice(low, high) for low, high in cuts[:-1]]
+        low = cuts[-1][0]
+        texts.append(piece.tail(low) if to_end else piece.slice(low, last))
+        return texts if len(texts) > 1 else []
 
     def _splits(self, piece: _Piece, first: int, left: int, right: int, reach: int) -> bool:
         """Whether words ``first..left`` and ``right..reach`` are two parts (rules 1, 2, 4)."""
         if self._ends_in_price(piece, first, left):
             return True
-        opener = piece.words[right]
-        if opener == "buy" or piece.tool_at(right, self.tools) is not None:
+        if piece.words[right] in words_of.BUY_VERBS or piece.tool_at(right, self.tools):
             return True
-        if opener in _OPENERS and not piece.points_back(right, reach):
-            return True
+        if piece.opens(right) and not piece.points_back(right, reach):
+            # "... y cómo funciona": two words that name nothing new ask about the same thing
+            if reach - right > 1 or piece.names_topic(right, reach):
+                return True
         purchase = piece.buy(first, reach) is not None or piece.price(first, reach) is not None
         return (
             bool(self.topics)
@@ -354,27 +469,39 @@ class _Reader:
         words = piece.words
         end = left
         for _ in range(_FILLER_STEPS):
-            if end > first and words[end] in _FILLERS:
+            if end > first and words[end] in _AFTER_PRICE:
                 end -= 1
-        if end - 1 < first or words[end - 1] != "for" or amount(words[end]) is None:
+        if end - 1 < first or words[end - 1] not in words_of.PRICE_WORDS:
             return False
-        buy = piece.buy(first, left)
-        if buy is not None:
-            return buy < end - 1
-        return self.bought and words[first] not in _OPENERS
+        if amount(words[end]) is None:
+            return False
+        if piece.verb(first, end - 2) is not None:
+            return True
+        return self.bought and words[first] not in words_of.OPENERS
 
     def _part(self, piece: _Piece, first: int, last: int, text: str, soft: bool) -> Part:
         """Read words ``first..last`` (written ``text``) as a purchase or a search."""
         words = piece.words
-        buy = piece.buy(first, last)
-        if buy is not None:
-            price = piece.price(buy + 1, last)
-            if words[first] not in _WH_WORDS or price is not None:
-                return self._purchase(piece, buy + 1, price, last, text)
-            return self._search(text)
-        if words[first] in _OPENERS:
-            return self._search(text)
+        asks = words[first] in words_of.WH_WORDS
         price = piece.price(first, last)
+        if price is None:
+            buy = piece.buy(first, last)
+            if buy is not None:
+                if asks:  # "what should I buy"
+                    return self._search(text)
+                return self._purchase(piece, buy + 1, None, last, text)
+        else:
+            verb = piece.verb(first, price - 1)
+            if verb is not None and (words[verb] in words_of.BUY_VERBS or not asks):
+                part = self._purchase(piece, verb + 1, price, last, text)
+                # "I need a checkpointer for 2 graphs": a want that its price does not end
+                # is no purchase.
+                if words[verb] in words_of.BUY_VERBS or part.problem is None:
+                    return part
+            elif verb is None and piece.buy(price, last) is not None and not asks:
+                return self._purchase(piece, first, price, last, text)  # "... für 300 kaufen"
+        if words[first] in words_of.OPENERS:
+            return self._search(text)
         if price is not None and self.bought:
             return self._purchase(piece, first, price, last, text)
         if price is None and soft and self.parts and self.parts[-1].kind == "purchase":
@@ -386,16 +513,33 @@ class _Reader:
         self, piece: _Piece, item_at: int, price: int | None, last: int, text: str
     ) -> Part:
         """A purchase: the item from word ``item_at`` to the price at ``price``, if any."""
+        words = piece.words
+        stop = last + 1 if price is None else price
+        while item_at < stop and words[item_at] in words_of.BEFORE_ITEM:
+            item_at += 1
         problem: Problem | None
         if price is None:
-            item = piece.slice(item_at, last).rstrip(_MARKS) if item_at <= last else ""
+            # "buy a laptop for 1.200": the item ends where its unreadable price starts.
+            end = next((i for i in range(item_at, last) if _unread_price(words, i)), last + 1)
+            item = piece.slice(item_at, end - 1).rstrip(_MARKS) if item_at < end else ""
             problem = "no_price" if item else "no_item"
             return self._checked(Part("purchase", text, item=item, problem=problem))
         item = piece.text[piece.starts[item_at] : piece.starts[price]].strip()
-        value = amount(piece.words[price + 1])
-        words = piece.words
-        extra = next((i for i in range(price + 2, last + 1) if words[i] not in _TRAILING), None)
-        rest = piece.slice(extra, last) if extra is not None else ""
+        value = amount(words[price + 1])
+        assert value is not None  # a price word is only kept before a price
+        after = next((i for i in range(price + 2, last + 1) if words[i] not in _TRAILING), None)
+        each = after is not None and all(words[i] in _AFTER_PRICE for i in range(after, last + 1))
+        each = each and any(words[i] in words_of.EACH for i in range(price + 2, last + 1))
+        rest = piece.slice(after, last) if after is not None and not each else ""
+        if each:
+            count = _count(words[item_at]) if item_at < price else None
+            if count is None:
+                part = Part("purchase", text, item=item, amount=value, problem="no_count")
+                return self._checked(part)
+            part = Part(
+                "purchase", text, item=item, amount=count * value, quantity=count, unit=value
+            )
+            return self._checked(part if item else dataclasses.replace(part, problem="no_item"))
         problem = "no_item" if not item else "extra" if rest else None
         return self._checked(
             Part("purchase", text, item=item, amount=value, rest=rest, problem=problem)
@@ -413,7 +557,29 @@ class _Reader:
         return part
 
 
-def read_question(text: str, tools: Collection[str], topics: Collection[str] = ()) -> Reading:
+def _unread_price(words: list[str], index: int) -> bool:
+    """Whether word ``index`` is a price word before a number that is no price (``1.200``)."""
+    return words[index] in words_of.PRICE_WORDS and words[index + 1][:1] in "$0123456789"
+
+
+def _tells(piece: _Piece, first: int, last: int, text: str) -> bool:
+    """Whether words ``first..last`` (written ``text``) only tell, as ``It runs on a server``.
+
+    It is a greeting (``Hola,``), or it starts with ``I``, ``we``, ``it``, ``my`` (or the
+    same in Spanish, German, French) and holds no ``?`` or ``¿`` and no word that asks
+    (``want``, ``need``, ``understand``...).
+    """
+    words = piece.words
+    if all(words[i] in words_of.GREETINGS for i in range(first, last + 1)):
+        return True
+    if words[first] not in words_of.SUBJECTS or "?" in text or "\u00bf" in text:
+        return False
+    return not any(words[i] in words_of.ASKING for i in range(first, last + 1))
+
+
+def read_question(
+    text: str, tools: Collection[str], topics: TopicIndex | Mapping[str, Any] | Collection[str] = ()
+) -> Reading:
     """Read a user's question into the parts it asks, in its order.
 
     The rule is this module's docstring. It runs in linear time on any input and stops
@@ -423,13 +589,15 @@ def read_question(text: str, tools: Collection[str], topics: Collection[str] = (
         text: The user's message.
         tools: The names of the bound tools: a ``<tool>:`` part must name one; a purchase
             needs ``checkout`` (without it, it is a search) and a search needs ``search``.
-        topics: Knowledge-base topic names, lower case; two sides that each name one are
-            two searches (rule 4). Empty: that rule is off.
+        topics: The knowledge base's topics: a :class:`~agent.tools.topics.TopicIndex`, the
+            knowledge base (topic name -> page, its ``aliases`` read) or names alone. Empty:
+            no search is cut by topic.
 
     Returns:
         The parts, each with the problem that keeps it from being done, if any.
     """
-    return _Reader(tools, topics).read(text)
+    index = topics if isinstance(topics, TopicIndex) else TopicIndex(topics)
+    return _Reader(tools, index).read(text)
 
 
 UNCLEAR_TITLE = "**I have not done anything yet: I could not tell what every part asks.**"
@@ -447,7 +615,8 @@ _EXAMPLE_ITEM = "a mouse"
 def _understood(part: Part) -> str:
     if part.kind == "purchase" and part.amount is not None:
         # "\$": the chat front end reads text between two "$" as math.
-        return f"Understood: buy “{excerpt(part.item)}” for \\${part.amount:,.2f}."
+        each = f" ({part.quantity} × \\${part.unit:,.2f})" if part.unit is not None else ""
+        return f"Understood: buy “{excerpt(part.item)}” for \\${part.amount:,.2f}{each}."
     if part.kind == "tool":
         return f"Understood: `{part.tool}` with “{excerpt(part.argument)}”."
     return f"Understood: look up “{excerpt(part.text)}”."
@@ -456,7 +625,7 @@ def _understood(part: Part) -> str:
 def _example_item(item: str) -> str:
     """The item to show in an example: the caller's, unless it reads as several things."""
     words = item.lower().replace(",", " , ").split()
-    several = not words or any(word in _CONNECTIVES or word == "," for word in words)
+    several = not words or any(word in words_of.JOINING or word == "," for word in words)
     return _EXAMPLE_ITEM if several else excerpt(item)
 
 
@@ -477,6 +646,11 @@ def _not_clear(part: Part) -> str:
         return (
             f"Not clear: I could not read “{excerpt(part.rest)}” after the price in {quoted}. "
             f"Write one purchase per part, for example “buy {item} for 20”."
+        )
+    if part.problem == "no_count":
+        return (
+            f"Not clear: {quoted} gives a price for each item but no count I can read. Write "
+            f"the count before the item, for example “buy 3 {item} for 4.50 each”."
         )
     if part.problem == "unclear":
         return (

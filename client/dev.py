@@ -36,7 +36,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from client.devserver import free_port, port_is_free
+from client.devserver import pick_port
 
 WATCHER_LOGGER = "watchfiles.main"
 """The logger that reports every raw file change the reloader sees."""
@@ -116,20 +116,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     own, rest = _own_flags().parse_known_args(list(sys.argv[1:] if argv is None else argv))
     host: str = own.host
-    moved_from = None
-    if own.port is not None:
-        port: int = own.port
-        if not port_is_free(host, port):
-            print(
-                f"error: port {port} on {host} is taken; stop what holds it, or choose "
-                "another with `make dev PORT=<port>` (or leave PORT unset to get a free one)",
-                file=sys.stderr,
-            )
-            return EXIT_PORT_TAKEN
-    elif port_is_free(host, own.preferred_port):
-        port = own.preferred_port
-    else:
-        port, moved_from = free_port(host), own.preferred_port
+    picked = pick_port(
+        host,
+        own.port,
+        own.preferred_port,
+        "`make dev PORT=<port>` (or leave PORT unset to get a free one)",
+    )
+    if picked is None:
+        return EXIT_PORT_TAKEN
+    port, moved_from = picked
     url = client_url(host, port)
     from langgraph_cli.cli import cli  # the dev tools' CLI: a dev dependency only
 

@@ -71,6 +71,35 @@ def port_is_free(host: str, port: int) -> bool:
     return True
 
 
+def pick_port(
+    host: str, asked: int | None, preferred: int, how_to_choose: str
+) -> tuple[int, int | None] | None:
+    """The port a server started by a ``make`` target binds, and the one it moved from.
+
+    Args:
+        host: The address the server will bind.
+        asked: The port the person asked for, or None for ``preferred`` or else a free one.
+        preferred: The port used when none was asked for and it is free.
+        how_to_choose: The command that chooses another port, for the taken-port error.
+
+    Returns:
+        ``(port, moved_from)``, ``moved_from`` being ``preferred`` when it was taken; None
+        (after one error line on stderr) when the port asked for is taken.
+    """
+    if asked is not None:
+        if port_is_free(host, asked):
+            return asked, None
+        print(
+            f"error: port {asked} on {host} is taken; stop what holds it, or choose "
+            f"another with {how_to_choose}",
+            file=sys.stderr,
+        )
+        return None
+    if port_is_free(host, preferred):
+        return preferred, None
+    return free_port(host), preferred
+
+
 class DevServerError(RuntimeError):
     """The dev server died or never answered ``/ok``; the message holds its log tail."""
 

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from client.dev import client_url
-from client.devserver import free_port, port_is_free
+from client.devserver import pick_port
 
 PREFERRED_PORT = 2027
 """Used when it is free and no ``--port`` is given (``make dev`` prefers 2024, prod 2026)."""
@@ -64,20 +64,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = _flags().parse_args(argv)
     host: str = args.host
-    moved_from = None
-    if args.port is not None:
-        port: int = args.port
-        if not port_is_free(host, port):
-            print(
-                f"error: port {port} on {host} is taken; stop what holds it, or choose "
-                "another with `make kb-mcp KB_PORT=<port>` (or leave KB_PORT unset)",
-                file=sys.stderr,
-            )
-            return EXIT_PORT_TAKEN
-    elif port_is_free(host, PREFERRED_PORT):
-        port = PREFERRED_PORT
-    else:
-        port, moved_from = free_port(host), PREFERRED_PORT
+    picked = pick_port(
+        host, args.port, PREFERRED_PORT, "`make kb-mcp KB_PORT=<port>` (or leave KB_PORT unset)"
+    )
+    if picked is None:
+        return EXIT_PORT_TAKEN
+    port, moved_from = picked
     import uvicorn
 
     from agent.tools.kb_server import build_server

@@ -15,6 +15,7 @@ from langgraph.prebuilt import InjectedState
 from agent.context import ForcedOutcome, run_context
 from agent.tools.markdown import escape_math, label
 from agent.tools.outcomes import draw_outcome
+from agent.tools.topics import TopicIndex
 
 TRANSIENT_MESSAGES = (
     "Search backend timed out after 10s (HTTP 504). The request can be retried.",
@@ -71,11 +72,23 @@ def render_page(page: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@cache
+def topic_index() -> TopicIndex:
+    """The shipped knowledge base's topic names and aliases, indexed once."""
+    return TopicIndex(knowledge_base())
+
+
 def lookup(query: str) -> str | None:
-    """Return the topic a query names, the longest match first, or None."""
-    lowered = query.lower()
-    hits = [topic for topic in knowledge_base() if topic in lowered]
-    return max(hits, key=len) if hits else None
+    """Return the first topic a query names, by name or alias, or None.
+
+    Args:
+        query: What to look up, in English, Spanish, German or French.
+
+    Returns:
+        The topic's name in the knowledge base, or None when the query names none.
+    """
+    mentions = topic_index().mentions(query)
+    return mentions[0].topic if mentions else None
 
 
 @tool(response_format="content_and_artifact", parse_docstring=True)

@@ -10,6 +10,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langgraph_sdk.client import LangGraphClient
@@ -445,3 +446,33 @@ def test_the_readme_approval_commands_run_as_printed(server: DevServer) -> None:
     assert outputs[0].startswith(printed)  # the first command's output, as the README shows it
     assert "approval=rejected" in outputs[1]
     assert "**Reason given:** Over this quarter's budget" in outputs[1]
+
+
+async def test_the_documented_way_to_reject_an_agent_chat_ui_approval_rejects(
+    server: DevServer, client: LangGraphClient
+) -> None:
+    # As Agent Chat UI runs it: an assistant carrying the settings, a run with no context.
+    readme = (ROOT / "README.md").read_text("utf-8")
+    [shown] = re.findall(r"`(\.venv/bin/python -m client answer [^`]*<thread id>[^`]*)`", readme)
+    assistant = await client.assistants.create(
+        "legacy", context={"on_policy_block": "ask", "force_outcome": "success"}
+    )
+    thread = await client.threads.create()
+    question: dict[str, Any] = {
+        "messages": [{"role": "user", "content": "buy a standing desk for 900"}]
+    }
+    await client.runs.wait(thread["thread_id"], assistant["assistant_id"], input=question)
+    assert len((await client.threads.get_state(thread["thread_id"]))["interrupts"]) == 1
+
+    line = shown.replace("<thread id>", thread["thread_id"])
+    env = {**os.environ, "LANGGRAPH_URL": server.url}
+    done = subprocess.run(
+        ["bash", "-c", line], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert "answered: reject" in done.stdout and "approval=rejected" in done.stdout
+    state = await client.threads.get_state(thread["thread_id"])
+    assert state["interrupts"] == []
+    values: dict[str, Any] = state["values"]  # type: ignore[assignment]
+    assert values["stop_decision"]["approval"] == "rejected"
+    assert not any("Thank you for your order" in str(m["content"]) for m in values["messages"])

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.dev_server import DevServer
+from tests.support.dev_server import DevServer, copy_of_the_project
 from tests.support.langsmith_collector import LangSmithCollector
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -236,3 +236,92 @@ def test_every_bash_line_runs_as_printed(
         timeout=600,
     )
     assert done.returncode == 0, f"{where}: {line}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+
+
+# --- outputs shown: compared with what the block prints ------------------------------------
+
+ELIDED = "..."
+"""A shown line of only ``...`` stands for any lines; a line ending in `` ...`` for its rest."""
+PLACEHOLDER = re.compile(r"<[a-z][a-z ]*>")
+"""``<thread id>`` and the like stand for one word of the real output."""
+
+
+def output_pattern(shown: str) -> re.Pattern[str]:
+    """The regex a block's real output must match in full for the ``shown`` lines."""
+    parts = []
+    for line in shown.rstrip("\n").splitlines():
+        if line.strip() == ELIDED:
+            parts.append(r"(?:[^\n]*\n)*?")
+            continue
+        tail = line.endswith(f" {ELIDED}")
+        text = line[: -len(ELIDED)] if tail else line
+        pieces = PLACEHOLDER.split(text)
+        body = r"\S+".join(re.escape(piece) for piece in pieces)
+        parts.append(body + (r"[^\n]*" if tail else "") + r"\n")
+    return re.compile("".join(parts) + r"\s*", re.S)
+
+
+def shown_outputs() -> list[tuple[Block, Block]]:
+    """Each docs/ command or code block followed by the output it prints.
+
+    The output block is a plain (or ``text``) fence right after the block, or after one
+    paragraph that says what it ``prints``.
+    """
+    pairs = []
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        text = page.read_text("utf-8")
+        blocks = page_blocks(page)
+        starts = [m.start() for m in FENCE.finditer(text)]
+        ends = [m.end() for m in FENCE.finditer(text)]
+        for index, (block, shown) in enumerate(zip(blocks, blocks[1:], strict=False)):
+            if block.kind not in ("python", "bash") or shown.kind not in ("", "text"):
+                continue
+            between = text[ends[index] : starts[index + 1]].strip()
+            said = " prints " in f" {' '.join(between.split())} "
+            if not between or ("\n\n" not in between and said):
+                pairs.append((block, shown))
+    return pairs
+
+
+@pytest.fixture(scope="module")
+def project(server: DevServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the project where ``make dev`` wrote the session server's URL, as it does."""
+    copy = copy_of_the_project(tmp_path_factory.mktemp("docs") / "project")
+    (copy / ".venv").symlink_to(ROOT / ".venv")
+    (copy / ".langgraph_api").mkdir(exist_ok=True)
+    (copy / ".langgraph_api" / "dev-url").write_text(f"{server.url}\n", "utf-8")
+    return copy
+
+
+def test_the_outputs_shown_are_found() -> None:
+    found = {(b.where.split(":")[0], b.kind) for b, _ in shown_outputs()}
+    assert found >= {("docs/api.md", "python"), ("docs/api.md", "bash")}, found
+    assert any(".venv/bin/python -m client check" in b.text for b, _ in shown_outputs())
+
+
+@pytest.mark.parametrize(
+    ("block", "shown"), shown_outputs(), ids=[b.where for b, _ in shown_outputs()]
+)
+def test_every_output_shown_is_what_it_prints(
+    project: Path, collector: LangSmithCollector, server: DevServer, block: Block, shown: Block
+) -> None:
+    env = env_for(server, collector)
+    del env["LANGGRAPH_URL"]  # found as a person's shell finds it: what make dev wrote
+    if block.kind == "python":
+        command = [str(PYTHON), "-c", block.text]
+    else:
+        command = ["bash", "-c", command_lines(block)[0]]
+    done = subprocess.run(
+        command, cwd=project, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, f"{block.where}\n{done.stderr[-3000:]}"
+    assert output_pattern(shown.text).fullmatch(done.stdout), (
+        f"{shown.where}: shown\n{shown.text}\nprinted\n{done.stdout[:3000]}"
+    )
+
+
+def test_the_output_pattern_can_fail() -> None:
+    pattern = output_pattern("a: <thread id>\n...\nend ...\n")
+    assert pattern.fullmatch("a: 1f2e\nx\ny\nend of it\n")
+    assert not pattern.fullmatch("a: two words\nend\n")
+    assert not pattern.fullmatch("a: 1f2e\nno end\n")

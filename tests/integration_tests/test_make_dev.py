@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -17,7 +16,7 @@ import httpx
 
 from client.dev import dev_url_file
 from client.devserver import answers_200, stop_process
-from tests.support.dev_server import MAKE_DEV, ROOT, check_env_file, dev_server
+from tests.support.dev_server import MAKE_DEV, check_env_file, copy_of_the_project, dev_server
 
 SERVING = re.compile(
     r"serving both graphs at (http://127\.0\.0\.1:(\d+)) "
@@ -26,16 +25,6 @@ SERVING = re.compile(
 
 PERSISTENCE_PERIOD_S = 10.0
 """The in-memory server rewrites ``.langgraph_api/`` about this often."""
-
-
-def copy_of_the_project(target: Path) -> Path:
-    """The files a server needs, so a test can change code without touching the checkout."""
-    skip = shutil.ignore_patterns(
-        ".git", ".venv", ".tools", ".prod", ".langgraph_api", "__pycache__", ".*_cache",
-        ".hypothesis", "tests", "bench", "docs",
-    )  # fmt: skip
-    shutil.copytree(ROOT, target, ignore=skip)
-    return target
 
 
 def test_make_dev_reloads_on_code_and_never_logs_its_own_persistence_writes(

@@ -22,7 +22,7 @@ from agent.tracing.prices import PRICES_VAR
 from client import report
 from client.cli import main
 from client.scenarios import GRAPHS
-from tests.support.dev_server import DevServer, free_port
+from tests.support.dev_server import DevServer, dev_server, free_port
 from tests.support.langsmith_collector import LangSmithCollector
 from tests.support.tracing import trace_both
 
@@ -33,6 +33,14 @@ RUNS: list[tuple[str, dict[str, Any]]] = [
     ("buy a desk lamp for 40", {"spend_cap": 500, "force_outcome": "success"}),
     ("buy a standing desk for 900", {"spend_cap": 500, "force_outcome": "success"}),
 ]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[DevServer]:
+    # A server of its own: the report reads every thread that changed in the period, and
+    # the session server's other tests leave runs finishing there.
+    with dev_server() as running:
+        yield running
 
 
 @pytest.fixture

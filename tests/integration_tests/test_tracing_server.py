@@ -233,9 +233,27 @@ async def run_all(url: str, cases: list[Case]) -> dict[tuple[str, str], Traced]:
     return dict(done)
 
 
-def wait_for_roots(collector: LangSmithCollector, traced: dict[Any, Traced]) -> dict[str, Any]:
-    ids = [t.run_id for t in traced.values()]
-    return collector.wait_for(lambda runs: all(trace_ended(runs, i) for i in ids), timeout=60)
+def wait_for_roots(
+    collector: LangSmithCollector, traced: dict[tuple[str, str], Traced]
+) -> dict[str, Any]:
+    """Wait until every trace has ended and holds a deciding run per streamed decision.
+
+    A trace's runs reach the collector in several batches: the root's end can arrive
+    before its children's first post, so an ended root alone does not mean a whole trace
+    (a deciding run per streamed decision and a tool run per call that ran must be there).
+    """
+
+    def arrived(runs: dict[str, Any], graph: str, t: Traced) -> bool:
+        if not trace_ended(runs, t.run_id):
+            return False
+        trace = observed_trace(runs, t.run_id, graph)
+        ran = [m for m in t.values["messages"] if m["type"] == "tool" and not refused(m)]
+        return len(trace["deciding"]) >= len(t.events) and len(trace["tools"]) >= len(ran)
+
+    def whole(runs: dict[str, Any]) -> bool:
+        return all(arrived(runs, graph, t) for (_, graph), t in traced.items())
+
+    return collector.wait_for(whole, timeout=60)
 
 
 def refused(message: dict[str, Any]) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -118,3 +119,13 @@ def dev_server(
         server_env, args, workdir, config, keep_workdir=keep, launcher=launcher, reload=reload
     ) as server:
         yield server
+
+
+def copy_of_the_project(target: Path) -> Path:
+    """The files a server needs, so a test can change code without touching the checkout."""
+    skip = shutil.ignore_patterns(
+        ".git", ".venv", ".tools", ".prod", ".langgraph_api", "__pycache__", ".*_cache",
+        ".hypothesis", "tests", "bench", "docs",
+    )  # fmt: skip
+    shutil.copytree(ROOT, target, ignore=skip)
+    return target

@@ -36,6 +36,23 @@ from agent.frameworks.langsmith import HIDDEN_ERROR_METHOD, ErrorHidingClient
 from tests.support.langsmith_collector import LangSmithCollector
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_probe(
+    python: str | Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -c <probe> args...`` from the project's root; its output as text."""
+    return subprocess.run(
+        [str(python), "-c", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
 AEGRA_PYTHON = ROOT / ".prod" / "venv" / "bin" / "python"
 
 
@@ -193,15 +210,7 @@ print(json.dumps(out))
 def test_langgraph_api_logs_what_its_handler_put_in_the_scope_and_the_fence_replaces_it() -> None:
     env = {**os.environ, "REDIS_URI": "fake", "DATABASE_URI": ":memory:"}
     env |= {"LANGGRAPH_RUNTIME_EDITION": "inmem", "MIGRATIONS_PATH": "__inmem"}
-    done = subprocess.run(
-        [sys.executable, "-c", ACCESS_LOG_PROBE],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    done = run_probe(sys.executable, ACCESS_LOG_PROBE, env=env)
     assert done.returncode == 0, done.stderr
     logged = json.loads(done.stdout.strip().splitlines()[-1])
     [bare] = logged["bare"]
@@ -261,14 +270,7 @@ def test_the_setup_script_imports_exactly_what_the_fence_lists() -> None:
 
 @pytest.mark.skipif(not AEGRA_PYTHON.exists(), reason="needs Aegra's env (make prod-env)")
 def test_aegra_still_has_the_internals_the_setup_script_uses() -> None:
-    done = subprocess.run(
-        [str(AEGRA_PYTHON), "-c", AEGRA_PROBE, json.dumps(aegra.RELIED_ON)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    done = run_probe(AEGRA_PYTHON, AEGRA_PROBE, json.dumps(aegra.RELIED_ON))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
 
@@ -306,14 +308,7 @@ print(json.dumps(problems))
 
 @pytest.mark.skipif(not AEGRA_PYTHON.exists(), reason="needs Aegra's env (make prod-env)")
 def test_the_quick_wait_replaces_exactly_the_method_it_was_written_against() -> None:
-    done = subprocess.run(
-        [str(AEGRA_PYTHON), "-c", QUICK_WAIT_PROBE],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    done = run_probe(AEGRA_PYTHON, QUICK_WAIT_PROBE)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
 
@@ -372,15 +367,7 @@ def test_the_quick_wait_sees_a_runs_end_well_inside_aegras_own_look(tmp_path: Pa
                 assert time.monotonic() < deadline, "redis-server did not start"
                 time.sleep(0.05)
         env = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{port}/0"}
-        done = subprocess.run(
-            [str(AEGRA_PYTHON), "-c", QUICK_WAIT_TIMING],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
-        )
+        done = run_probe(AEGRA_PYTHON, QUICK_WAIT_TIMING, env=env)
     finally:
         redis.terminate()
         redis.wait(timeout=30)
@@ -428,14 +415,7 @@ print(json.dumps(problems))
 
 
 def test_the_quick_scheduler_wraps_exactly_the_method_it_was_written_against() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", QUICK_SCHEDULER_PROBE],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    done = run_probe(sys.executable, QUICK_SCHEDULER_PROBE)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
 
@@ -447,9 +427,6 @@ def test_the_http_app_applies_it_only_on_the_in_memory_runtime() -> None:
     )
     for edition, quick in (("inmem", "True"), ("postgres", "False")):
         env = {**os.environ, "LANGGRAPH_RUNTIME_EDITION": edition}
-        done = subprocess.run(
-            [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True,
-            check=False, timeout=120,
-        )  # fmt: skip
+        done = run_probe(sys.executable, probe, env=env)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip().splitlines()[-1] == quick, edition

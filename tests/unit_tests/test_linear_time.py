@@ -187,8 +187,9 @@ def test_sensitive_key_check_is_linear(key: Text) -> None:
 
 
 # Each defeats one step of reading a question into parts (agent/question.py): words to
-# cut at, lone marks, prices, back references, topic names, lines just short enough to be
-# cut word by word, and parts past the cap.
+# cut at, lone marks, prices, back references, topic names and aliases, lines just short
+# enough to be cut word by word (by topic, or into sentences that only tell), and parts past
+# the cap.
 PART_INPUTS = {
     "words": rep("a "),
     "connectives": rep("and "),
@@ -209,6 +210,13 @@ PART_INPUTS = {
     "cuttable-topic-lines": rep("store and x and " * 60 + "\n"),
     "lines": rep("a\n"),
     "tool-names": rep("search:"),
+    "aliases-joined": rep("interrupciones y "),
+    "topic-lines": rep("checkpointer or store, " * 60 + "\n"),
+    "joining-phrases": rep("as well as "),
+    "wants-then-prices": rep("I'd like a for 1, "),
+    "unit-prices": rep("buy 3 x for 1 each and "),
+    "telling-lines": rep("I am a. " * 200 + "\n"),
+    "accented": rep("¿cómo é "),
 }
 
 
@@ -266,6 +274,7 @@ def test_context_model_check_is_linear(value: Text) -> None:
 
 def test_search_lookup_and_redaction_are_linear() -> None:
     assert_linear(lookup, rep("checkpoint"))
+    assert_linear(lookup, rep("puntos de control y InMemoryStore "))  # aliases, camel case
     message = rep("a@")
     assert_linear(lambda t: redact({"messages": [HumanMessage(t)]}), message)
     assert_linear(lambda t: sanitize_artifacts({"messages": [HumanMessage(t)]}), message)

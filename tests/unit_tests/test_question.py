@@ -8,9 +8,10 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agent.models import OfflineChatModel, parse_buy
-from agent.question import MAX_PARTS, TOO_MANY, UNCLEAR_TITLE, read_question
+from agent.question import MAX_PARTS, TOO_MANY, UNCLEAR_TITLE, amount, read_question
 from agent.tools import TOOLS
 from agent.tools.checkout import checkout
+from agent.tools.search import knowledge_base, lookup
 from bench.queries import load
 from tests.support.graph_runs import build, run
 
@@ -129,6 +130,283 @@ def test_the_benchmarks_questions_are_read_as_before() -> None:
             expected.append(buy(*purchase) if purchase else search(part))
         assert calls(query.text) == expected, query.id
         assert len(expected) == query.parts, query.id
+
+
+# ---------------------------------------------------------------------------------------
+# Read by what it names: every topic (by name or alias, in English, Spanish, German and
+# French) and every item with a price; a sentence that only sets the context is not searched.
+
+Asked = tuple[Any, ...]
+"""``("search", topic)`` or ``("checkout", item, total)``."""
+
+
+def topic(name: str) -> Asked:
+    return ("search", name)
+
+
+def item(name: str, total: float) -> Asked:
+    return ("checkout", name, total)
+
+
+def asked(text: str) -> list[Asked]:
+    """What the calls ask: each search by the topic it finds (its text if none), each buy."""
+    out: list[Asked] = []
+    for name, args in calls(text):
+        if name == "search":
+            out.append(("search", lookup(args["query"]) or args["query"]))
+        else:
+            out.append((name, args["item"], args["amount"]))
+    return out
+
+
+REPORTED: dict[str, list[Asked]] = {
+    # A part vanished: the interrupts.
+    "¿Cómo funcionan los checkpointers y las interrupciones en LangGraph?": [
+        topic("checkpointer"),
+        topic("interrupts"),
+    ],
+    # A sentence that only sets the context was searched ("Nothing found for ...").
+    "I am building a support bot. It runs on one server. How does a checkpointer work?": [
+        topic("checkpointer")
+    ],
+    # "I'd like X for $N" is a purchase, not a search.
+    "I'd like a laptop for $300, and a mouse for $20": [
+        item("a laptop", 300.0),
+        item("a mouse", 20.0),
+    ],
+    # A quantity at a unit price: 3 x 4.50, not "3 coffees for 20".
+    "buy 3 coffees for 4.50 each": [item("3 coffees", 13.5)],
+    # Other joining words, two purchases in one sentence, a choice, German and French.
+    "tell me about checkpointers as well as interrupts": [
+        topic("checkpointer"),
+        topic("interrupts"),
+    ],
+    "Explain checkpointers plus interrupts.": [topic("checkpointer"), topic("interrupts")],
+    "Tell me about streaming; also subgraphs": [topic("streaming"), topic("subgraphs")],
+    "What is a checkpointer? Then explain interrupts.": [
+        topic("checkpointer"),
+        topic("interrupts"),
+    ],
+    "checkpointer, then interrupts, then streaming": [
+        topic("checkpointer"),
+        topic("interrupts"),
+        topic("streaming"),
+    ],
+    "buy a laptop for 300 plus a mouse for 20": [item("a laptop", 300.0), item("a mouse", 20.0)],
+    "buy a laptop for 300 as well as a mouse for 20": [
+        item("a laptop", 300.0),
+        item("a mouse", 20.0),
+    ],
+    "Should I use a checkpointer or a store?": [topic("checkpointer"), topic("store")],
+    "Wie funktionieren Checkpointer und Unterbrechungen?": [
+        topic("checkpointer"),
+        topic("interrupts"),
+    ],
+    "Comment fonctionnent les checkpointers et les interruptions ?": [
+        topic("checkpointer"),
+        topic("interrupts"),
+    ],
+}
+
+HELD_OUT: dict[str, list[Asked]] = {
+    "Estoy creando un bot de soporte. ¿Cómo funciona un checkpointer?": [topic("checkpointer")],
+    "Hola, ¿qué son los reducers y cómo se usan los subgrafos?": [
+        topic("reducers"),
+        topic("subgraphs"),
+    ],
+    "Quiero comprar un portátil por 300 y un ratón por 20": [
+        item("un portátil", 300.0),
+        item("un ratón", 20.0),
+    ],
+    "compra 2 cafés por 3,50 cada uno": [item("2 cafés", 7.0)],
+    "We run LangGraph in production. How do interrupts and streaming work together?": [
+        topic("interrupts"),
+        topic("streaming"),
+    ],
+    "Could you explain the Send API as well as the Functional API?": [
+        topic("send api"),
+        topic("functional api"),
+    ],
+    "I'd like two monitors for 150 each and a desk lamp for $40": [
+        item("two monitors", 300.0),
+        item("a desk lamp", 40.0),
+    ],
+    "Ich möchte einen Laptop für 300 kaufen und eine Maus für 20": [
+        item("einen Laptop", 300.0),
+        item("eine Maus", 20.0),
+    ],
+    "Je voudrais une souris pour 20 et un clavier pour 45": [
+        item("une souris", 20.0),
+        item("un clavier", 45.0),
+    ],
+    "Ich baue einen Support-Bot. Wie funktioniert ein Checkpointer?": [topic("checkpointer")],
+    "Je construis un bot. Comment marchent les sous-graphes et le streaming ?": [
+        topic("subgraphs"),
+        topic("streaming"),
+    ],
+    "Qu'est-ce qu'un checkpointer et qu'est-ce qu'une interruption ?": [
+        topic("checkpointer"),
+        topic("interrupts"),
+    ],
+    "What's the difference between short-term memory and the store?": [
+        topic("short-term memory"),
+        topic("store"),
+    ],
+    # One thing stays one: a follow-up that points back, or says two words in Spanish.
+    "¿Qué es un checkpointer y cómo funciona?": [topic("checkpointer")],
+    "Was ist ein Checkpointer und wie funktioniert er?": [topic("checkpointer")],
+    "Qu'est-ce qu'un checkpointer et comment ça marche ?": [topic("checkpointer")],
+    # Context that the question points back to stays with it.
+    "My graph has a checkpointer. Why does it lose state?": [topic("checkpointer")],
+    # A part that names nothing is still asked, never dropped.
+    "What is a checkpointer and how long is shipping?": [
+        topic("checkpointer"),
+        ("search", "how long is shipping?"),
+    ],
+    # A message that only tells is still looked up, as before.
+    "I am building a support bot.": [("search", "I am building a support bot.")],
+    # A want whose price does not end it is no purchase.
+    "I need a checkpointer for 2 graphs": [topic("checkpointer")],
+    # More written apart: Spanish context, German and French joining words, a choice.
+    "Necesito entender el streaming. ¿Y los subgrafos?": [topic("streaming"), topic("subgraphs")],
+    "¿Debo usar un checkpointer o el store?": [topic("checkpointer"), topic("store")],
+    "Erkläre Streaming sowie Subgraphen.": [topic("streaming"), topic("subgraphs")],
+    "Explique-moi le streaming puis les interruptions.": [
+        topic("streaming"),
+        topic("interrupts"),
+    ],
+    "Our team uses LangGraph. We deploy to one server. Can you explain interrupts?": [
+        topic("interrupts")
+    ],
+    "checkpointers vs stores?": [topic("checkpointer"), topic("store")],
+    "What are reducers; how do subgraphs work; what is streaming?": [
+        topic("reducers"),
+        topic("subgraphs"),
+        topic("streaming"),
+    ],
+    "I want 2 mice for $10 each plus a keyboard for 45": [
+        item("2 mice", 20.0),
+        item("a keyboard", 45.0),
+    ],
+    "Achète une souris pour 20 puis un clavier pour 45": [
+        item("une souris", 20.0),
+        item("un clavier", 45.0),
+    ],
+    "I'd like a coffee for $4.50; what is a checkpointer?": [
+        item("a coffee", 4.5),
+        topic("checkpointer"),
+    ],
+    # The "which" of a choice points back to it: not a search of its own.
+    "Interrupts or breakpoints, which should I use?": [topic("interrupts")],
+    "¿Checkpointer o store, cuál debo usar?": [topic("checkpointer"), topic("store")],
+    "Checkpointer ou store, lequel dois-je utiliser ?": [topic("checkpointer"), topic("store")],
+}
+
+
+@pytest.mark.parametrize("question", REPORTED, ids=str)
+def test_every_part_a_person_asks_is_read(question: str) -> None:
+    assert asked(question) == REPORTED[question]
+
+
+@pytest.mark.parametrize("question", HELD_OUT, ids=str)
+def test_phrasings_written_apart_from_the_rules_are_read(question: str) -> None:
+    assert asked(question) == HELD_OUT[question]
+
+
+def expected_lines(parts: list[Asked]) -> list[str]:
+    """What a hard stop's answer shows for each part: the page's title or the receipt's row."""
+    lines = []
+    for part in parts:
+        if part[0] == "search":
+            lines.append(f"# {knowledge_base()[part[1]]['title']}\n")
+        else:
+            lines.append(rf"| {part[1]} | \${part[2]:,.2f} |")
+    return lines
+
+
+ANSWERED = {
+    question: parts
+    for question, parts in {**REPORTED, **HELD_OUT}.items()
+    if all(part[0] == "checkout" or part[1] in knowledge_base() for part in parts)
+}
+
+
+@pytest.mark.parametrize("question", ANSWERED, ids=str)
+async def test_the_answer_holds_every_part_in_order(graph_name: str, question: str) -> None:
+    observed = await run(build(graph_name), question, {"force_outcome": "success"})
+    assert observed.decision is not None and observed.decision["rule"] == "completed"
+    answer = observed.answer.content
+    assert isinstance(answer, str)
+    assert "Nothing found" not in answer
+    assert in_order(answer, *expected_lines(ANSWERED[question]))
+
+
+NOT_FOUND = {
+    "What is a checkpointer and how long is shipping?": (
+        "# Checkpointers\n",
+        "Nothing found for “how long is shipping?”",
+    ),
+    "How long is shipping, and how do interrupts work?": (
+        "Nothing found for “How long is shipping”",
+        "# Interrupts\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("question", NOT_FOUND, ids=str)
+async def test_a_part_nothing_answers_is_named_in_its_place(graph_name: str, question: str) -> None:
+    observed = await run(build(graph_name), question, {"force_outcome": "success"})
+    answer = observed.answer.content
+    assert isinstance(answer, str)
+    assert in_order(answer, *NOT_FOUND[question])
+
+
+def test_a_choice_between_two_purchases_is_asked_about() -> None:
+    answer = unclear("buy a laptop for 300 or a mouse for 20")
+    assert "“or a mouse for 20”" in answer
+
+
+def test_a_unit_price_is_shown_with_its_count() -> None:
+    answer = unclear("buy 3 coffees for 4.50 each and a mouse")
+    assert r"1. Understood: buy “3 coffees” for \$13.50 (3 × \$4.50)." in answer
+
+
+@pytest.mark.parametrize(
+    ("question", "says"),
+    [
+        ("buy coffees for 4.50 each", "gives a price for each item but no count I can read"),
+        ("buy coffees for 4.50 each", "“buy 3 coffees for 4.50 each”"),
+        ("buy a laptop for 1.200", "has no price I can read"),  # a thousand, or 1.2?
+        ("buy a laptop for 1.200", "for example “buy a laptop for 20”"),
+    ],
+)
+def test_a_price_it_could_misread_is_asked_about(question: str, says: str) -> None:
+    assert says in unclear(question)
+
+
+@pytest.mark.parametrize(
+    ("word", "value"),
+    [
+        ("300", 300.0),
+        ("$1,200", 1200.0),
+        ("$1,250.50", 1250.5),
+        ("4.50", 4.5),
+        ("4,50", 4.5),  # a decimal comma
+        ("1.200", None),  # a thousands dot or three decimals: not guessed
+        ("1,2,3", None),
+        ("12,3456", None),
+        ("x1", None),
+    ],
+)
+def test_amounts(word: str, value: float | None) -> None:
+    assert amount(word) == value
+
+
+async def test_a_question_with_no_count_runs_no_tool(graph_name: str) -> None:
+    observed = await run(build(graph_name), "buy coffees for 4.50 each", {})
+    assert not [m for m in observed.messages if isinstance(m, ToolMessage)]
+    answer = observed.answer.content
+    assert isinstance(answer, str) and answer.startswith(UNCLEAR_TITLE)
 
 
 # ---------------------------------------------------------------------------------------

@@ -98,6 +98,32 @@ def test_knowledge_base_shape() -> None:
     assert lookup("quantum pastry recipes") is None
 
 
+@pytest.mark.parametrize(
+    ("query", "topic"),
+    [
+        ("las interrupciones en LangGraph?", "interrupts"),  # an alias, in Spanish
+        ("Wie funktionieren Unterbrechungen?", "interrupts"),
+        ("les points de contrôle", "checkpointer"),
+        ("les points de controle", "checkpointer"),  # accents do not matter
+        ("How does an interrupt work?", "interrupts"),  # the singular names it too
+        ("Is InMemoryStore persistent?", "store"),  # a camel-case part of a word
+        ("a vector store or a checkpointer", "vector indexes"),  # the first, the longest
+        ("What is the recommended way to restore a graph?", None),  # inside words: no
+    ],
+)
+def test_lookup_reads_names_and_aliases_at_word_starts(query: str, topic: str | None) -> None:
+    assert lookup(query) == topic
+
+
+def test_every_alias_names_one_topic() -> None:
+    names: dict[str, str] = {}
+    for topic, page in knowledge_base().items():
+        for alias in page.get("aliases", []):
+            assert alias == alias.lower() and alias.strip() == alias, alias
+            assert names.setdefault(alias, topic) == topic, alias
+            assert lookup(alias) == topic, alias
+
+
 async def test_checkout_receipt_is_customer_ready_markdown(graph_name: str) -> None:
     observed = await run(build(graph_name), "buy a desk lamp for 40", {"force_outcome": "success"})
     receipt = observed.answer.content

@@ -1,11 +1,12 @@
 """The library README's blocks and the classes' ``Example:`` blocks, run exactly as printed.
 
 The README's Python blocks, in order: ``create_agent``, policies, a hand-built graph,
-``create_deep_agent``. Each asserts what it shows. The hand-built graph needs only langgraph
-and runs everywhere; the ``create_agent`` blocks need the ``[langchain]`` extra, and where it
-is missing (langgraph 0.6.6) the middleware's import error is checked instead; the deepagents
-block runs where deepagents is installed. Every function the README names is public, and the
-README stays at most 8,000 bytes.
+``create_deep_agent``, an MCP server's tool. Each asserts what it shows. The hand-built graph
+needs only langgraph and runs everywhere; the ``create_agent`` blocks need the ``[langchain]``
+extra, and where it is missing (langgraph 0.6.6) the middleware's import error is checked
+instead; the deepagents block runs where deepagents is installed, the MCP block where
+langchain-mcp-adapters is. Every function the README names is public, and the README stays at
+most 10,000 bytes.
 """
 
 from __future__ import annotations
@@ -28,10 +29,15 @@ from soa_graphs import has_middleware
 from stop_on_artifact import StopDecision, StopRouter, StopSettings
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-MAX_BYTES = 8_000
+MAX_BYTES = 10_000
 BLOCK = re.compile(r"```python\n(.*?)```", flags=re.S)
-NAMES = ("create_agent", "policies", "hand_built", "deep_agent")
-NEEDS = {"create_agent": "langchain", "policies": "langchain", "deep_agent": "deepagents"}
+NAMES = ("create_agent", "policies", "hand_built", "deep_agent", "mcp")
+NEEDS = {
+    "create_agent": "langchain",
+    "policies": "langchain",
+    "deep_agent": "deepagents",
+    "mcp": "langchain_mcp_adapters",
+}
 
 
 def text() -> str:
@@ -58,7 +64,7 @@ def runner(monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], Any]:
     return namespace, run
 
 
-def test_the_readme_is_at_most_8000_bytes() -> None:
+def test_the_readme_is_at_most_10000_bytes() -> None:
     size = len(README.read_bytes())
     assert size <= MAX_BYTES, f"README.md is {size} bytes"
 
@@ -84,14 +90,15 @@ def test_the_blocks_come_in_the_order_the_sections_promise() -> None:
     assert "from langchain." not in found["hand_built"]  # the floor: langgraph only
     assert "create_deep_agent(" in found["deep_agent"]
     assert "middleware=[" in found["deep_agent"]
+    assert "adopt(tool)" in found["mcp"] and "load_mcp_tools(" in found["mcp"]
 
 
 def needs(name: str) -> bool:
     """Return whether what block ``name`` needs is installed."""
     if NEEDS.get(name) == "langchain":
         return has_middleware()
-    if NEEDS.get(name) == "deepagents":  # deepagents runs on langchain 1.x
-        return has_middleware() and importlib.util.find_spec("deepagents") is not None
+    if NEEDS.get(name) in ("deepagents", "langchain_mcp_adapters"):  # on langchain 1.x
+        return has_middleware() and importlib.util.find_spec(NEEDS[name]) is not None
     return True
 
 
@@ -100,8 +107,8 @@ def test_the_readme_block_runs_as_printed(monkeypatch: pytest.MonkeyPatch, name:
     found = blocks()
     _, run = runner(monkeypatch)  # a fresh namespace: every block runs on its own
     if not needs(name):
-        if NEEDS[name] == "deepagents":
-            pytest.skip("deepagents is a dev dependency only")
+        if NEEDS[name] != "langchain":
+            pytest.skip(f"{NEEDS[name]} is a dev dependency only")
         with pytest.raises(ImportError, match="langchain"):  # the block imports langchain first
             run(name, found[name])
         with pytest.raises(ImportError, match=r"stop-on-artifact\[langchain\]"):

@@ -1,0 +1,146 @@
+"""The words the offline model reads a question by, in English, Spanish, German and French.
+
+Every word is folded as :func:`agent.tools.topics.fold` folds a question's words: lower case,
+no accents (``cómo`` is ``como``, ``möchte`` is ``mochte``), ``’`` written ``'``, and a
+leading ``¿`` or ``¡`` dropped. :mod:`agent.question` says what each set does.
+"""
+
+from __future__ import annotations
+
+JOINING = frozenset(
+    {"and", "&", "also", "then", "plus"}
+    | {"y", "e", "tambien", "ademas", "luego", "despues"}
+    | {"und", "sowie", "auch", "dann", "danach", "außerdem", "ausserdem"}
+    | {"et", "aussi", "puis", "ensuite"}
+)
+"""Words that may join two parts: ``and``, ``plus``, ``then``, ``y``, ``und``, ``et``..."""
+
+JOINING_PHRASES: tuple[tuple[str, ...], ...] = (
+    ("as", "well", "as"),
+    ("asi", "como"),
+    ("ainsi", "que"),
+    ("de", "meme", "que"),
+)
+"""Several words that join as one: ``as well as``, ``así como``, ``ainsi que``."""
+
+ALSO = frozenset({"also"})
+"""After a comma, a sentence end or another joining word, always a new part."""
+
+WH_WORDS = frozenset(
+    {"what", "what's", "whats", "how", "how's", "why", "when", "where", "who", "which", "whose"}
+    | {"que", "como", "porque", "cual", "cuales", "cuando", "donde", "quien", "quienes"}
+    | {"cuanto", "cuanta", "cuantos", "cuantas"}
+    | {"was", "wie", "warum", "wann", "wo", "wer", "welche", "welcher", "welches", "wieso"}
+    | {"weshalb", "wozu", "wieviel"}
+    | {"qu'est-ce", "quoi", "comment", "pourquoi", "quand", "ou", "qui", "quel", "quelle"}
+    | {"quels", "quelles", "combien"}
+)
+"""Question words: a part that starts with one asks (it buys only with a verb and a price)."""
+
+QUESTION_WORDS = WH_WORDS | frozenset(
+    {"is", "are", "can", "could", "do", "does", "did", "should", "would", "will"}
+    | {"puedes", "podrias", "kannst", "konnen", "konnten", "est-ce", "peux-tu", "pouvez-vous"}
+)
+"""Words a question may start with."""
+
+OPENERS = QUESTION_WORDS | frozenset(
+    {"tell", "explain", "show", "give", "describe", "define", "compare", "search", "find"}
+    | {"look", "please", "help", "i", "i'd", "i'm", "i'll", "we", "we'd", "let's", "lets"}
+    | {"explica", "explicame", "dime", "cuentame", "hablame", "muestrame", "describe"}
+    | {"compara", "busca", "ayudame", "quiero", "quisiera", "necesito"}
+    | {"erklare", "erklar", "zeige", "zeig", "sag", "sage", "beschreibe", "vergleiche"}
+    | {"suche", "finde", "hilf", "bitte", "ich"}
+    | {"explique", "expliquez", "explique-moi", "dis-moi", "montre", "montre-moi", "decris"}
+    | {"cherche", "trouve", "aide-moi", "je", "j'aimerais", "j'ai"}
+)
+"""Words that start a new request, a question or an ask."""
+
+BACK_REFERENCES = frozenset(
+    {"it", "its", "it's", "they", "them", "their", "theirs", "this", "that", "these", "those"}
+    | {"which", "eso", "esto", "ello", "lo", "le", "cual"}
+    | {"er", "ihn", "ihm", "das", "dies", "diese", "dieser", "dieses", "dafur", "damit"}
+    | {"dazu", "davon", "dabei", "welcher", "welches"}
+    | {"ca", "cela", "ceci", "celui", "celle", "ceux", "celles", "lui", "lequel", "laquelle"}
+)
+"""Words that point back to what was asked before: ``it``, ``eso``, ``er``, ``ça``, and
+the ``which`` of a choice ("X or Y, which should I use?")."""
+
+BACK_REFERENCES_LAST = frozenset({"es"})
+"""Back references only as a clause's last word (German ``es``; Spanish ``es`` is "is")."""
+
+BUY_VERBS = frozenset(
+    {"buy"}
+    | {"compra", "compre", "comprame", "comprar", "comprarme"}
+    | {"kaufe", "kauf", "kaufen"}
+    | {"achete", "achetez", "acheter", "achete-moi"}
+)
+"""Words that make a part a purchase, with a price or without (then it asks for one)."""
+
+WANT_VERBS = frozenset(
+    {"like", "want", "need", "take", "order", "purchase", "get"}
+    | {"quiero", "quisiera", "necesito", "pide", "pideme"}
+    | {"mochte", "hatte", "brauche", "bestelle", "bestellen", "nehme"}
+    | {"voudrais", "veux", "aimerais", "commande", "commander", "prends"}
+)
+"""Words that make a part a purchase only when a price ends it (``I'd like a mouse for 20``)."""
+
+BEFORE_ITEM = frozenset({"to", "me", "us", "myself", "gern", "gerne", "mir", "uns", "moi"})
+"""Words between a purchase verb and its item (``buy me a mouse``, ``hätte gern eine Maus``)."""
+
+PRICE_WORDS = frozenset({"for", "at", "por", "fur", "pour"})
+"""Words a price follows: ``for 20``, ``at 4.50``, ``por 20``, ``für 20``, ``pour 20``."""
+
+FILLERS = frozenset(
+    {"dollars", "dollar", "usd", "bucks", "please", "thanks", "thank", "you"}
+    | {"por", "favor", "gracias", "bitte", "danke", "kaufen", "bestellen", "merci", "svp"}
+)
+"""Words a purchase may end with after its price."""
+
+EACH = frozenset(
+    {"each", "apiece", "ea", "cada", "je", "jeweils", "stuck", "chacun", "chacune", "piece"}
+    | {"unidad", "unite", "l'unite"}
+)
+"""Words after a price that make it a unit price: ``3 coffees for 4.50 each``."""
+
+EACH_HELPERS = frozenset({"one", "uno", "una", "per", "pro", "la", "a", "item", "unit", "the"})
+"""Words that may stand beside those: ``cada uno``, ``pro Stück``, ``a piece``."""
+
+COUNTS = {
+    **dict.fromkeys(("a", "an", "one", "un", "una", "uno", "ein", "eine", "einen", "une"), 1),
+    **{w: n for n, w in enumerate("two three four five six seven eight nine ten".split(), 2)},
+    **{w: n for n, w in enumerate("dos tres cuatro cinco seis siete ocho nueve diez".split(), 2)},
+    **{w: n for n, w in enumerate("zwei drei vier funf sechs sieben acht neun zehn".split(), 2)},
+    **{w: n for n, w in enumerate("deux trois quatre cinq six sept huit neuf dix".split(), 2)},
+}
+"""Counts written as words, for an item bought at a unit price."""
+
+SUBJECTS = frozenset(
+    {"i", "i'm", "im", "i've", "we", "we're", "we've", "my", "our", "it", "it's", "this"}
+    | {"there", "they", "he", "she"}
+    | {"yo", "estoy", "soy", "tengo", "uso", "usamos", "estamos", "somos", "tenemos"}
+    | {"trabajo", "mi", "mis", "nuestro", "nuestra", "nuestros", "nuestras", "es", "hay"}
+    | {"ich", "wir", "mein", "meine", "unser", "unsere", "hier"}
+    | {"je", "j'ai", "j'utilise", "nous", "mon", "ma", "mes", "notre", "nos", "il", "elle"}
+    | {"on", "c'est", "ce"}
+)
+"""Words a sentence that tells, rather than asks, often starts with: ``I am``, ``It runs``."""
+
+ASKING = frozenset(
+    {"want", "wanna", "need", "needs", "wonder", "wondering", "looking", "like", "love"}
+    | {"curious", "confused", "understand", "know", "learn", "question", "questions", "help"}
+    | {"explain", "tell", "show", "stuck", "problem", "issue", "error", "bug", "fails"}
+    | {"quiero", "quisiera", "necesito", "pregunta", "saber", "entender", "entiendo"}
+    | {"gustaria", "ayuda", "explica", "explicar", "problema", "error"}
+    | {"mochte", "will", "brauche", "frage", "wissen", "verstehe", "verstehen", "hilfe"}
+    | {"erklaren", "problem", "fehler"}
+    | {"voudrais", "veux", "besoin", "savoir", "comprendre", "comprends", "aide"}
+    | {"aimerais", "expliquer", "probleme", "erreur"}
+)
+"""Words that make a telling sentence ask after all: ``I want``, ``I don't understand``."""
+
+GREETINGS = frozenset(
+    {"hi", "hello", "hey", "there", "everyone", "thanks", "thank", "you", "good", "morning"}
+    | {"hola", "buenas", "buenos", "dias", "gracias", "hallo", "servus", "moin", "danke"}
+    | {"guten", "tag", "bonjour", "salut", "coucou", "merci"}
+)
+"""Words a greeting is made of: a part of only these asks nothing (``Hola,``)."""
