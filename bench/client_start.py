@@ -8,7 +8,7 @@ after another, ``--reps`` times each:
   interpreter's own start, which every command pays).
 - **Overhead per question**: what a question costs the client besides the server's work,
   measured without a server: a fresh interpreter imports what ``ask`` imports
-  (:mod:`client.cli`, :mod:`client.api` and so ``httpx``), parses
+  (:mod:`client.cli`, then ``langgraph_sdk`` and so ``httpx``), parses
   ``ask "<question>" --force-outcome success``, builds the run context, opens and closes the
   API client, and prints a checkout receipt (:func:`agent.tools.checkout.receipt`) twice: as
   a terminal shows it (rendered through ``rich`` on a pseudo-terminal) and as a pipe gets it.
@@ -40,13 +40,12 @@ QUESTION_TARGET_S = 1.5
 QUESTION_PROBE = """
 import asyncio, os, sys
 from client import cli, terminal
-from client.api import ApiClient
 
 args = cli.parser().parse_args(["ask", "buy a gaming chair for 250", "--force-outcome", "success"])
 context = cli.context_from(args)
 
 async def connect() -> None:
-    await ApiClient(cli.DEFAULT_URL).aclose()
+    await cli.connect(cli.DEFAULT_URL).aclose()
 
 asyncio.run(connect())
 answer = sys.stdin.read()

@@ -31,8 +31,8 @@ port when 2024 is taken), the URL ``make prod`` wrote to ``.langgraph_api/prod-u
 ``http://127.0.0.1:2024``. A ``server:`` line names the server and where its URL came from
 (``server: http://127.0.0.1:2026 (make prod)``) in ``check`` and ``answer``. When none
 answers, the error names each URL it tried and where it came from, and both ways to start one.
-A server that needs a key gets it from ``LANGGRAPH_API_KEY`` (else ``LANGSMITH_API_KEY``), sent
-as ``x-api-key`` (:mod:`client.api`).
+A server that needs a key gets it from ``LANGGRAPH_API_KEY``, which ``langgraph_sdk`` sends as
+``x-api-key``.
 
 The approval prompt takes ``a``/``approve``/``y``/``yes`` or ``r``/``reject``/``n``/``no``
 (any case) and asks again on anything else. Every error is one line on standard error.
@@ -73,10 +73,6 @@ if TYPE_CHECKING:
     import httpx
     from langgraph_sdk.client import LangGraphClient
 
-    from client.api import ApiClient
-
-    Server = LangGraphClient | ApiClient
-    """A ``langgraph_sdk`` client, or the CLI's own (:class:`client.api.ApiClient`)."""
 
 DEFAULT_URL = "http://127.0.0.1:2024"
 INVOCATION = ".venv/bin/python -m client"
@@ -352,7 +348,7 @@ def _raise_if_failed(joined: object, run: Any) -> None:
 
 
 async def stream_run(
-    client: Server,
+    client: LangGraphClient,
     graph: str,
     query: str,
     context: dict[str, Any] | None = None,
@@ -422,7 +418,7 @@ async def stream_run(
     return seen
 
 
-async def pending_approval(client: Server, graph: str, thread_id: str) -> Observation:
+async def pending_approval(client: LangGraphClient, graph: str, thread_id: str) -> Observation:
     """Return a thread's state as an observation, to show and answer its pending request.
 
     Args:
@@ -651,7 +647,7 @@ def summarize(observation: Observation) -> RunSummary:
 
 
 async def check(
-    client: Server,
+    client: LangGraphClient,
     graphs: Sequence[str] = GRAPHS,
     scenarios: Sequence[Scenario] = SCENARIOS,
     *,
@@ -1024,7 +1020,7 @@ def _interruptible() -> Iterator[None]:
 
 
 async def _settle(
-    client: Server,
+    client: LangGraphClient,
     args: argparse.Namespace,
     seen: Observation,
     out: TextIO,
@@ -1107,12 +1103,27 @@ def outcome_note(decision: dict[str, Any], context: dict[str, Any]) -> str:
     )
 
 
+def connect(url: str) -> LangGraphClient:
+    """Return an async ``langgraph_sdk`` client for ``url``.
+
+    Imported here, not at the top: the SDK loads in about half a second, which ``--help``
+    and a bad flag need not pay (see ``python -m bench.client_start``).
+
+    Args:
+        url: The server, as :func:`find_server` found it.
+
+    Returns:
+        The client; the caller closes it.
+    """
+    from langgraph_sdk import get_client
+
+    return get_client(url=url)
+
+
 async def _run(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     url, _ = await find_server(args.url)
     graph = str(args.graph)
-    from client.api import ApiClient
-
-    client = ApiClient(url)
+    client = connect(url)
     context = context_from(args)
 
     def show(decision: dict[str, Any]) -> None:
@@ -1135,9 +1146,7 @@ async def _run(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 
 async def _answer(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     url, source = await find_server(args.url)
-    from client.api import ApiClient
-
-    client = ApiClient(url)
+    client = connect(url)
     print(f"server: {url} ({source})", file=out, flush=True)
     try:
         seen = await pending_approval(client, str(args.graph), str(args.thread_id))
@@ -1153,9 +1162,7 @@ async def _check(args: argparse.Namespace, out: TextIO) -> int:
     url, source = await find_server(args.url)
     chosen = set(args.scenario or [])
     scenarios = [s for s in SCENARIOS if not chosen or s.name in chosen]
-    from client.api import ApiClient
-
-    client = ApiClient(url)
+    client = connect(url)
     try:
         rows = await check(
             client,
