@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 from langgraph_sdk import Auth
 
 from agent.auth import BAD_RUN_STATUS, OPEN, OPEN_IDENTITY, OWNER, OWNER_SCOPED, build_auth
+from tests.support.probe import run_probe
 
-ROOT = Path(__file__).resolve().parents[2]
 KEYS = {"k-alice": "alice", "k-carol": "carol.d@example.com"}
 
 PROBE = """
@@ -47,15 +45,7 @@ def server_view() -> dict[str, Any]:
     """What langgraph-api itself computes, in a process set up as ``langgraph dev`` sets it."""
     env = {**os.environ, "REDIS_URI": "fake", "DATABASE_URI": ":memory:"}
     env |= {"LANGGRAPH_RUNTIME_EDITION": "inmem", "AGENT_API_KEYS": "k-probe:probe"}
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    done = run_probe(sys.executable, PROBE, env=env)
     assert done.returncode == 0, done.stderr
     view: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return view

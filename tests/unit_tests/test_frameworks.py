@@ -34,23 +34,9 @@ from agent.frameworks.langgraph import DROPPED_BY_REBUILD, NOT_CONSTRUCTOR_ARGUM
 from agent.frameworks.langgraph_api import ERROR_DETAIL_KEY, replace_log_detail
 from agent.frameworks.langsmith import HIDDEN_ERROR_METHOD, ErrorHidingClient
 from tests.support.langsmith_collector import LangSmithCollector
+from tests.support.probe import run_probe
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run_probe(
-    python: str | Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run ``python -c <probe> args...`` from the project's root; its output as text."""
-    return subprocess.run(
-        [str(python), "-c", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
 
 
 AEGRA_PYTHON = ROOT / ".prod" / "venv" / "bin" / "python"
