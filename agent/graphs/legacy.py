@@ -105,7 +105,7 @@ def build_legacy(
 
     async def tools_step(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Refuse (or ask about) over-cap calls, run the others, then decide the step."""
-        context = resolve(runtime.context)
+        resolve(runtime.context)  # a bad context fails here, before any tool runs
         config = get_config()
 
         issued = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
@@ -127,7 +127,7 @@ def build_legacy(
         # Asks before any tool runs (a resume runs this node again from the top, and the
         # answer applies to the verdict recorded with the model's reply), refuses in place,
         # runs the rest: one ToolMessage per call, in call order.
-        new_messages = await gate.arun(state, context, run_allowed)
+        new_messages = await gate.arun(state, run_allowed)
         return {
             "messages": new_messages,
             **router.after_tools(state, new_messages),

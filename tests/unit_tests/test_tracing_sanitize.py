@@ -120,7 +120,7 @@ def test_contract_artifacts_pass_unchanged() -> None:
         stopping.completed(attempt=1, topic="checkpointer", chars=3631),
         stopping.transient(attempt=0, status=503),
         stopping.fatal(attempt=0, cause="card_declined"),
-        stopping.policy_block(policy="spend_cap", cap=500.0),
+        stopping.policy_block(rule="spend_cap", cap=500.0),
         stopping.completed(attempt=0, order_id="ORD-1A714A15", amount=40.0),
     ):
         assert sanitize_artifact(artifact) == artifact

@@ -133,14 +133,14 @@ def hand_built(
         def run_calls(calls: list[ToolCall]) -> list[ToolMessage]:
             return list(node.invoke(step(calls, state), get_config())["messages"])
 
-        new = gate.run(state, runtime.context, run_calls)
+        new = gate.run(state, run_calls)
         return {"messages": new, **router.after_tools(state, new)}
 
     async def atools_node(state: GateState, runtime: Runtime[Shop]) -> dict[str, Any]:
         async def run_calls(calls: list[ToolCall]) -> list[ToolMessage]:
             return list((await node.ainvoke(step(calls, state), get_config()))["messages"])
 
-        new = await gate.arun(state, runtime.context, run_calls)
+        new = await gate.arun(state, run_calls)
         return {"messages": new, **router.after_tools(state, new)}
 
     def route(state: GateState) -> Literal["agent", "finalize"]:

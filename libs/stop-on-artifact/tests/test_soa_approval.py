@@ -26,7 +26,7 @@ APPROVED = {"policy": "spend_cap", "approval": "approved"}
 
 
 def test_an_approved_call_puts_approval_and_policy_on_the_decision() -> None:
-    decision = decide(turn([("receipt", completed(**APPROVED))]), SETTINGS)
+    decision = decide(turn([("receipt", {**completed(), **APPROVED})]), SETTINGS)
     assert (decision["rule"], decision.get("approval"), decision.get("policy")) == (
         "completed",
         "approved",
@@ -35,13 +35,13 @@ def test_an_approved_call_puts_approval_and_policy_on_the_decision() -> None:
 
 
 def test_the_deciding_call_comes_first_then_the_turns_latest() -> None:
-    rejected = policy_block(policy="spend_cap", approval="rejected")
-    step = [("receipt", completed(**APPROVED)), ("refused", rejected)]
+    rejected = {**policy_block(), "policy": "spend_cap", "approval": "rejected"}  # the library's
+    step = [("receipt", {**completed(), **APPROVED}), ("refused", rejected)]
     decision = decide(turn(step), SETTINGS)
     assert decision["rule"] == "policy_block" and decision["tool_call_id"] == "c01"
     assert decision.get("approval") == "rejected"  # the refusal decided
     # An approval asked in an earlier step of the turn still counts.
-    earlier = turn([("timed out", transient(**APPROVED))], [("receipt", completed())])
+    earlier = turn([("timed out", {**transient(), **APPROVED})], [("receipt", completed())])
     assert decide(earlier, SETTINGS).get("approval") == "approved"
 
 
@@ -51,5 +51,8 @@ def test_no_approval_no_keys_and_a_malformed_artifact_does_not_count() -> None:
     bad = {"stop": "yes", "reason": "completed", "approval": "approved"}
     assert "approval" not in decide(turn([("receipt", bad)]), SETTINGS)
     # A new user message starts a new turn: the last turn's approval is not this one's.
-    messages = [*turn([("receipt", completed(**APPROVED))]), *turn([("receipt", completed())])]
+    messages = [
+        *turn([("receipt", {**completed(), **APPROVED})]),
+        *turn([("receipt", completed())]),
+    ]
     assert "approval" not in decide(messages, SETTINGS)

@@ -36,7 +36,7 @@ PUBLIC = {
     "PolicyMiddleware", "PolicyGate", "ToolPolicy", "tool_policy", "Block", "ApprovalUsedError",
     "resume_problem",
     # existing tools and in-place retries
-    "adopt", "current_attempt", "MCPErrorResult",
+    "adopt", "MARK_ARGUMENT", "current_attempt", "MCPErrorResult",
 }  # fmt: skip
 LAZY = {"StopOnArtifactMiddleware", "PolicyMiddleware"}  # they need the [langchain] extra
 

@@ -76,6 +76,8 @@ OUTCOMES = (
     "missing",
 )
 SETTLED = frozenset({"completed", "fatal", "policy_block", "error_fatal"})
+PLAIN = frozenset({"error", "plain"})
+"""Results with no artifact: inputs the model reads, never parts."""
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -200,7 +202,7 @@ def oracle(steps: Sequence[Sequence[Call]]) -> list[Part]:
     parts: list[Part] = []
     for calls in steps:
         # Only parts of earlier model calls can be retried: decide this step's pairs first.
-        open_parts = [p for p in parts if not p.settled]
+        open_parts = [p for p in parts if not p.settled and p.latest.outcome not in PLAIN]
         paired: dict[str, Part] = {}
         for name in TOOLS:
             waiting = [p for p in open_parts if p.latest.name == name]
@@ -219,7 +221,7 @@ def oracle(steps: Sequence[Sequence[Call]]) -> list[Part]:
                 paired[call.call_id].attempts.append(call)
             else:
                 parts.append(Part([call]))
-    return parts
+    return [part for part in parts if part.latest.outcome not in PLAIN]
 
 
 def expected_answer(parts: Sequence[Part], rule: str) -> list[str]:
@@ -286,11 +288,12 @@ def test_any_turn_is_answered_in_parts_as_the_rule_pairs_them(
 def reworded_retries_of_one_part(draw: st.DrawFn) -> list[list[Call]]:
     """One call, then one call of the same tool per later model call, in any words."""
     name = draw(st.sampled_from(TOOLS))
-    unsettled = st.sampled_from(["transient", "error", "invalid", "plain", "missing"])
+    unsettled = st.sampled_from(["transient", "invalid", "missing"])
     count = draw(st.integers(2, 5))
     steps = []
     for step in range(count):
-        outcome = draw(unsettled if step < count - 1 else st.sampled_from(OUTCOMES))
+        last = st.sampled_from([o for o in OUTCOMES if o not in PLAIN])
+        outcome = draw(unsettled if step < count - 1 else last)
         args = draw(arguments())
         steps.append([Call(f"r{step}", name, args, outcome, step)])
     return steps
@@ -331,7 +334,7 @@ def several_parts_then_retries(draw: st.DrawFn) -> tuple[list[list[Call]], list[
         Call(f"a{i}", name, {"query": q}, draw(st.sampled_from(OUTCOMES)), 0)
         for i, q in enumerate(queries)
     ]
-    open_parts = [c for c in first if c.outcome not in SETTLED]
+    open_parts = [c for c in first if c.outcome not in SETTLED | PLAIN]
     # Which unsettled parts are retried in the same words; the others are reworded.
     exact = [c for c in open_parts if draw(st.booleans())]
     reworded = [c for c in open_parts if c not in exact]
@@ -348,12 +351,14 @@ def several_parts_then_retries(draw: st.DrawFn) -> tuple[list[list[Call]], list[
     ]
     second = draw(st.permutations([*retries, *extra]))
     if not second:
-        return [first], first
+        return [first], [c for c in first if c.outcome not in PLAIN]
     # The reworded calls (and the new ones of this tool) go to the parts left, in order.
     by_words = {c.args["query"]: c for c in second if c.call_id.startswith("x")}
     rest = [c for c in second if c.name == name and not c.call_id.startswith("x")]
     expected = []
     for call in first:
+        if call.outcome in PLAIN:
+            continue
         if call.outcome in SETTLED:
             expected.append(call)
         elif call in exact:
@@ -374,7 +379,8 @@ def test_several_parts_retried_in_same_and_other_words_keep_their_places(
     ids = [m.tool_call_id if m else None for m in turn_results(messages)]
     assert ids == [c.call_id if result_message(c) else None for c in expected]
     decision = decide(messages, context)
-    if all(c.outcome in SETTLED for c in expected):  # every retry settled: the turn stops
+    plain_in_step = any(c.outcome in PLAIN for c in steps[-1])  # unread: back to the model
+    if all(c.outcome in SETTLED for c in expected) and not plain_in_step:  # all settled: stop
         assert is_hard_stop(decision, context)
         assert decision["answer_from"] == [c.call_id for c in expected]
         assert decision["unsettled"] == []

@@ -98,7 +98,7 @@ def hand_built(till: Till, *, state: type[Any] = GateState) -> Any:
             step = state["messages"][-1].model_copy(update={"tool_calls": calls})
             return list(node.invoke({"messages": [step]}, get_config())["messages"])
 
-        new = gate.run(state, _context(), run_calls)
+        new = gate.run(state, run_calls)
         return {"messages": new, **router.after_tools(state, new)}
 
     builder = StateGraph(state, context_schema=Shop)

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 __version__ = "0.4.0"
 
 __all__ = [
-    "MARK_ARGUMENT", "ApprovalUsedError", "Block", "InvalidArtifactError", "MCPErrorResult", "ParallelPolicy",
-    "PolicyGate",
+    "MARK_ARGUMENT", "ApprovalUsedError", "Block", "InvalidArtifactError", "MCPErrorResult",
+    "ParallelPolicy", "PolicyGate",
     "PolicyMiddleware", "Reason", "StateSchemaError", "StopDecision", "StopMode",
     "StopOnArtifactMiddleware", "StopRouter", "StopSettings", "StopState", "ToolPolicy", "adopt",
     "completed", "current_attempt", "decide", "fatal", "final_text", "is_hard_stop",

@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import Field, create_model
-
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
 from langchain_core.tools import BaseTool, ToolException
 from langchain_core.tools import tool as as_tool
+from pydantic import Field, create_model
 
 from stop_on_artifact import _artifact
 
@@ -111,7 +110,7 @@ def _marked(schema: Any) -> Any:
         marked: Any = {**schema, "properties": properties}
     else:
         taken = MARK_ARGUMENT in schema.model_fields
-        field = (bool, Field(default=False, description=MARK_DESCRIPTION))
+        field: Any = (bool, Field(default=False, description=MARK_DESCRIPTION))
         marked = create_model(schema.__name__, __base__=schema, **{MARK_ARGUMENT: field})
     if taken:
         msg = f"stops='when_marked' adds the argument {MARK_ARGUMENT!r}, which the tool has"
@@ -133,16 +132,16 @@ def adopt(
 
     ``tool`` is a ``BaseTool`` (``@tool`` included) or a plain function with a docstring; the
     new tool keeps its name, description, arguments and error handling. A return is
-    ``completed``, the text as content; with ``stops=False`` it is a plain result (no
-    artifact: the model reads it, a hard stop never names it), and with
-    ``stops="when_marked"`` the tool gains the optional boolean argument :data:`MARK_ARGUMENT`
-    (``final``) by which the model says, in the call itself, that this result answers the
-    request: completed when it is true, plain otherwise. An exception of a ``transient`` type (a timeout, a 503)
-    or a ``fatal`` one (not found) gives that reason, ``error=<its type's name>`` and
-    ``transient_content`` (for the model) or ``fatal_content`` (a hard stop's answer), never the
-    exception's text (a URL, a key, a customer's data). Others are raised as before, through
-    the tool's ``handle_tool_error`` / ``handle_validation_error`` (then ``ToolNode`` or
-    ``ToolErrorMiddleware`` make them rule ``tool_error``). A tool that takes an
+    ``completed``, the text as content. With ``stops=False`` it is a plain result (no
+    artifact: the model reads it, a hard stop never names it); with ``stops="when_marked"``
+    the tool gains the optional boolean argument :data:`MARK_ARGUMENT` (``final``), by which
+    the model says in the call itself that this result answers the request: completed when
+    true, plain otherwise. An exception of a ``transient`` type (a timeout, a 503) or a
+    ``fatal`` one (not found) gives that reason, ``error=<its type's name>`` and
+    ``transient_content`` (for the model) or ``fatal_content`` (a hard stop's answer), never
+    the exception's text (a URL, a key, a customer's data). Others are raised as before,
+    through the tool's ``handle_tool_error`` / ``handle_validation_error`` (then ``ToolNode``
+    or ``ToolErrorMiddleware`` make them rule ``tool_error``). A tool that takes an
     ``InjectedToolCallId`` cannot be adopted.
 
     An MCP tool from langchain-mcp-adapters (which knows nothing of the contract) is adopted

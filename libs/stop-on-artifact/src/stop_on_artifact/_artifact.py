@@ -25,6 +25,10 @@ NOT_DONE_FIELD = "not_done"
 MAX_NOT_DONE_CHARS = 500
 """Longest ``not_done`` line."""
 
+IN_PLACE_FIELD = "in_place_retries"
+"""Artifact field: how many extra attempts of the call ran in place (``retry_in_place``)."""
+RESERVED = frozenset({"stop", "reason", "approval", "policy", IN_PLACE_FIELD})
+"""Fields only the library writes (a person's approval, a retry count): never a tool."""
 MCP_FIELD = "structured_content"
 """The one key of langchain-mcp-adapters' ``MCPToolArtifact``, holding the server's dict."""
 
@@ -39,22 +43,31 @@ def _fail(message: str) -> NoReturn:
     raise InvalidArtifactError(message)
 
 
-def _artifact(stop: bool, reason: Reason, fields: Mapping[str, Any]) -> dict[str, Any]:
+def _field_problem(key: object, value: object) -> str | None:
+    """Name what is wrong with one optional field (the same rule for builders and parser)."""
+    if not isinstance(key, str):
+        return f"artifact keys must be strings, got {type(key).__name__}"
+    limit = MAX_NOT_DONE_CHARS if key == NOT_DONE_FIELD else MAX_EXTRA_FIELD_CHARS
+    if key == NOT_DONE_FIELD and not isinstance(value, str):
+        return f"artifact field {key!r} must be a string"
+    if not isinstance(value, _SCALAR) or (isinstance(value, str) and len(value) > limit):
+        return f"artifact field {key!r} must be a scalar (a string of at most {limit} chars)"
+    return None
+
+
+def build(reason: Reason, fields: Mapping[str, Any], *, reserved: bool = False) -> dict[str, Any]:
+    """Build an artifact; ``reserved`` lets the library write its own fields."""
     for key, value in fields.items():
-        if key in ("stop", "reason"):
+        if key in RESERVED and (not reserved or key in ("stop", "reason")):
             _fail(f"artifact field {key!r} is reserved")
-        if not isinstance(value, _SCALAR):
-            _fail(f"artifact field {key!r} must be a scalar, got {type(value).__name__}")
-        if key == NOT_DONE_FIELD and not (
-            isinstance(value, str) and len(value) <= MAX_NOT_DONE_CHARS
-        ):
-            _fail(f"artifact field {key!r} must be a string of at most {MAX_NOT_DONE_CHARS} chars")
-    return {"stop": stop, "reason": reason, **fields}
+        if (problem := _field_problem(key, value)) is not None:
+            _fail(problem)
+    return {"stop": reason in STOPPING_REASONS, "reason": reason, **fields}
 
 
 def completed(**fields: str | int | float | bool | None) -> dict[str, Any]:
     """Build the artifact of a call whose content already answers (stop), with small scalars."""
-    return _artifact(True, "completed", fields)
+    return build("completed", fields)
 
 
 def transient(
@@ -70,17 +83,25 @@ def transient(
     """
     if not_done is not None:
         fields = {**fields, NOT_DONE_FIELD: not_done}
-    return _artifact(False, "transient", fields)
+    return build("transient", fields)
 
 
 def fatal(**fields: str | int | float | bool | None) -> dict[str, Any]:
     """Build the artifact of a failure that retrying cannot fix (stop), with small scalars."""
-    return _artifact(True, "fatal", fields)
+    return build("fatal", fields)
 
 
 def policy_block(**fields: str | int | float | bool | None) -> dict[str, Any]:
     """Build the artifact of a call a policy refused: stop in every ``stop_mode``."""
-    return _artifact(True, "policy_block", fields)
+    return build("policy_block", fields)
+
+
+def with_fields(artifact: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """Return ``artifact`` with ``fields`` added where the contract is (an MCP tool's: inside)."""
+    inner = contract(artifact)
+    if inner is not artifact and isinstance(inner, dict):
+        return {MCP_FIELD: {**inner, **fields}}
+    return {**artifact, **fields}
 
 
 def contract(artifact: object) -> object:
@@ -114,11 +135,6 @@ def parse_artifact(artifact: object) -> dict[str, Any]:
     if stop != (reason in STOPPING_REASONS):
         _fail(f"artifact 'stop'={stop} contradicts reason {reason!r}")
     for key, value in artifact.items():
-        if not isinstance(key, str):
-            _fail(f"artifact keys must be strings, got {type(key).__name__}")
-        limit = MAX_NOT_DONE_CHARS if key == NOT_DONE_FIELD else MAX_EXTRA_FIELD_CHARS
-        if not isinstance(value, _SCALAR) or (isinstance(value, str) and len(value) > limit):
-            _fail(f"artifact field {key!r} must be a small scalar")
-        if key == NOT_DONE_FIELD and not isinstance(value, str):
-            _fail(f"artifact field {key!r} must be a string")
+        if key not in ("stop", "reason") and (problem := _field_problem(key, value)):
+            _fail(problem)
     return artifact

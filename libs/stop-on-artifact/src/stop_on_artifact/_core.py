@@ -6,12 +6,15 @@ Settings and texts, the turn's record, each tool step's decision (streamed as
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.config import get_config, get_stream_writer
 from langgraph.runtime import get_runtime
+from pydantic import ValidationError
 
 from stop_on_artifact._decision import (
     MODEL_CALL_LIMIT_MESSAGE,
@@ -19,7 +22,7 @@ from stop_on_artifact._decision import (
     RETRY_BUDGET_MESSAGE,
     StopDecision,
     check_texts,
-    decide,
+    decide_turn,
     final_text,
     is_hard_stop,
     logger,
@@ -32,10 +35,10 @@ from stop_on_artifact._settings import (
     SettingsFromContext,
     StopMode,
     StopSettings,
-    given_settings,
+    named_settings,
     settings_from_arguments,
 )
-from stop_on_artifact.messages import transient_count
+from stop_on_artifact.messages import scan_turn
 
 ToolT = TypeVar("ToolT")
 DecisionHook = Callable[[StopDecision, Sequence[BaseMessage]], None]
@@ -61,7 +64,9 @@ class StopCore:
             (:meth:`StopSettings.for_run`); else a context naming one is logged as ignored.
         settings_from_context: Your own ``(context) -> StopSettings | None`` instead.
         on_decision: Called with every decision, after it is streamed.
-        on_model_call: Called by the middleware after every model call.
+        on_model_call: ``StopOnArtifactMiddleware`` only: called after every model call
+            with the messages so far and the turn's latest decision (a hand-built graph
+            calls its own hook in its model node).
         retry_budget_message: A hard stop's closing line when the retry budget is spent.
         model_call_limit_message: Its closing line when the model-call cap ends the run.
         not_done_message: A part left undone unless its tool wrote ``not_done`` ({where},
@@ -72,6 +77,9 @@ class StopCore:
             :class:`StopSettings`, or both ``from_context`` and ``settings_from_context``.
         ValueError: If an argument is outside its allowed values (named, never quoted).
     """
+
+    calls_model_hook = False
+    """Whether this door calls ``on_model_call`` (the middleware does; a router cannot)."""
 
     def __init__(
         self,
@@ -97,8 +105,15 @@ class StopCore:
         if from_context and settings_from_context is not None:
             msg = "pass from_context=True or settings_from_context=, not both"
             raise TypeError(msg)
-        arguments = locals()  # the flat settings: the arguments named like a setting
-        flat = {name: arguments[name] for name in StopSettings.model_fields}
+        if on_model_call is not None and not self.calls_model_hook:
+            msg = f"{type(self).__name__} calls no model: call on_model_call in your model node"
+            raise TypeError(msg)
+        flat = {
+            "stop_mode": stop_mode, "parallel_policy": parallel_policy,
+            "max_retries": max_retries, "max_model_calls": max_model_calls,
+            "retry_in_place": retry_in_place, "initial_delay": initial_delay,
+            "backoff_factor": backoff_factor, "max_delay": max_delay,
+        }  # fmt: skip
         self.settings = settings_from_arguments(type(self).__name__, settings, flat)
         self.texts = {
             "retry_budget_message": retry_budget_message,
@@ -111,6 +126,20 @@ class StopCore:
         self.on_decision = on_decision
         self.on_model_call = on_model_call
         self._told_ignored = False
+        self._budgets: OrderedDict[str, list[int]] = OrderedDict()  # a step's in-place retries
+        self._budget_lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and copy the settings, texts and hooks; not the per-step retry budgets."""
+        state = dict(self.__dict__)
+        state.pop("_budget_lock", None)
+        state["_budgets"] = OrderedDict()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore a pickled or copied instance with a lock of its own."""
+        self.__dict__.update(state)
+        self._budget_lock = threading.Lock()
 
     @property
     def per_run(self) -> bool:
@@ -147,7 +176,7 @@ class StopCore:
             return {}
         if context is None:
             context, _ = _run_context()
-        if named := [] if self.per_run or self._told_ignored else sorted(given_settings(context)):
+        if named := [] if self.per_run or self._told_ignored else named_settings(context):
             self._told_ignored = True
             logger.warning(
                 "The run's context sets %s, which %s ignores: its constructor's settings hold "
@@ -166,25 +195,34 @@ class StopCore:
         if not self.per_run:
             return recorded_settings(state, type(self).__name__)
         context, run = _run_context()
-        return recorded_settings(state, type(self).__name__, self.settings_for(context), run)
+        try:
+            current: StopSettings | None = self.settings_for(context)
+        except (ValidationError, TypeError):  # the turn's record holds: nothing to compare
+            current = None
+        return recorded_settings(state, type(self).__name__, current, run)
 
     def decide_step(
         self, state: Mapping[str, Any], new: Sequence[BaseMessage], settings: StopSettings
-    ) -> dict[str, StopDecision]:
-        """Decide the tool step ``new`` ends under ``settings``; stream it, call the hook."""
+    ) -> dict[str, Any]:
+        """Decide the tool step ``new`` ends under ``settings``; stream it, call the hook.
+
+        Returns ``stop_decision`` and the turn's record with what this step counted.
+        """
         messages = [*(state.get("messages") or []), *new]
-        decision = decide(messages, settings)
+        record = state.get(TURN_KEY) or {}
+        turn = scan_turn(messages, record)
+        decision = decide_turn(turn, settings)
         if is_hard_stop(decision, settings):
             spent = decision["rule"] in ("retry_budget", "model_call_limit")  # nothing to retry
             retried = [] if spent else decision["unsettled"]
             answer = self.answer(decision, messages)
             decision["saved"] = estimate_saving(messages, answer, retried)
-        get_stream_writer()({"stop_decision": dict(decision)})
+        _write({"stop_decision": dict(decision)})
         named = (decision["action"], decision["rule"], decision["tool"])
         logger.info("stop decision: action=%s rule=%s tool=%s", *named)
         if self.on_decision is not None:
             self.on_decision(decision, messages)
-        return {"stop_decision": decision}
+        return {"stop_decision": decision, TURN_KEY: {**record, **turn.counted}}
 
     def answer(self, decision: StopDecision, messages: Sequence[BaseMessage]) -> str:
         """Return a hard stop's answer in these texts (:func:`stop_on_artifact.final_text`)."""
@@ -199,15 +237,38 @@ class StopCore:
         return decision is not None and decision["action"] == "stop"
 
     def in_place_retries_left(self, state: Mapping[str, Any]) -> int:
-        """Return the in-place retries a call of the next tool step may run."""
-        return _retries_left(self.turn_settings(state), state)
+        """Return the in-place retries the next tool step's calls may run, all together."""
+        settings = self.turn_settings(state)
+        if not settings.retry_in_place:
+            return 0
+        counted = scan_turn(state.get("messages") or [], state.get(TURN_KEY)).transients
+        return max(0, settings.max_retries - counted)
+
+    def _take(self, state: Mapping[str, Any]) -> Callable[[], bool]:
+        """Return what takes one retry from the budget the step's parallel calls share."""
+        messages = state.get("messages") or []
+        issued = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        key = f"{(state.get(TURN_KEY) or {}).get('turn')}/{issued.id if issued else ''}"
+        with self._budget_lock:
+            if key not in self._budgets:
+                self._budgets[key] = [self.in_place_retries_left(state)]
+                if len(self._budgets) > 1024:
+                    self._budgets.popitem(last=False)
+            budget = self._budgets[key]
+
+        def take() -> bool:
+            with self._budget_lock:
+                budget[0] -= 1
+                return budget[0] >= 0
+
+        return take
 
     def run_tool(self, run: Callable[[], ToolT], state: Mapping[str, Any]) -> ToolT:
         """Run one tool call, retried in place while transient if ``retry_in_place`` is on."""
         settings = self.turn_settings(state)
         if not settings.retry_in_place:
             return run()
-        return retry_in_place(run, retries=_retries_left(settings, state), **_waits(settings))
+        return retry_in_place(run, take=self._take(state), **_waits(settings))
 
     async def arun_tool(
         self, run: Callable[[], Awaitable[ToolT]], state: Mapping[str, Any]
@@ -216,18 +277,20 @@ class StopCore:
         settings = self.turn_settings(state)
         if not settings.retry_in_place:
             return await run()
-        retries = _retries_left(settings, state)
-        return await aretry_in_place(run, retries=retries, **_waits(settings))
-
-
-def _retries_left(settings: StopSettings, state: Mapping[str, Any]) -> int:
-    if not settings.retry_in_place:
-        return 0
-    return max(0, settings.max_retries - transient_count(state.get("messages") or []))
+        return await aretry_in_place(run, take=self._take(state), **_waits(settings))
 
 
 def _waits(settings: StopSettings) -> dict[str, Any]:
     return settings.model_dump(include={"initial_delay", "backoff_factor", "max_delay"})
+
+
+def _write(event: dict[str, Any]) -> None:
+    """Stream ``event`` in ``stream_mode="custom"``; outside a graph run, nowhere."""
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:
+        return
+    writer(event)
 
 
 def _run_context() -> tuple[object, str]:

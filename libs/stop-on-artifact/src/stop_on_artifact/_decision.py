@@ -78,14 +78,19 @@ class StopDecision(TypedDict):
     """On a hard stop, the model call it skipped (see :mod:`stop_on_artifact._saving`)."""
 
 
-def decide(messages: Sequence[BaseMessage], context: StopSettings) -> StopDecision:
+def decide(
+    messages: Sequence[BaseMessage],
+    context: StopSettings,
+    record: Mapping[str, object] | None = None,
+) -> StopDecision:
     """Decide whether the latest tool step ends the run.
 
     1. Each ToolMessage of the step gives its valid artifact's reason; an error status gives
        ``tool_error`` (unless a valid fatal/policy_block artifact rides on it), a malformed
        artifact ``invalid_artifact`` (one warning naming tool and problem, never content),
        none ``no_artifact``.
-    2. ``parallel_policy="all"`` stops only when every call of the step stops, the first
+    2. A plain result in the step (no artifact: the model has not read it yet) goes back to
+       the model. ``parallel_policy="all"`` stops only when every call of the step stops, the first
        deciding; a policy block waits for a sibling that can still be retried, then the
        turn's first refused part decides. ``priority`` (policy_block > fatal > completed)
        and ``any`` (call order) stop on any stop, a policy block first.
@@ -94,12 +99,18 @@ def decide(messages: Sequence[BaseMessage], context: StopSettings) -> StopDecisi
        turn, and on ``model_call_limit`` at ``max_model_calls`` model calls.
     5. A hard stop answers every part of the turn in the question's order: settled parts
        by their content (``answer_from``), the others as not done (``unsettled``). A later
-       call of the same tool retries an unsettled part and takes its place.
+       call of the same tool retries an unsettled part and takes its place. A plain result
+       (an input the model read) is no part.
 
-    ``messages`` end with the tool step; ``context`` holds the turn's settings. It never
+    ``messages`` end with the tool step; ``context`` holds the turn's settings; ``record``
+    (the state's ``stop_turn``) adds what earlier steps counted toward the bounds. It never
     raises on malformed messages or artifacts.
     """
-    turn = scan_turn(messages)
+    return decide_turn(scan_turn(messages, record), context)
+
+
+def decide_turn(turn: Turn, context: StopSettings) -> StopDecision:
+    """Decide a turn already scanned (:func:`decide`)."""
     for verdict in turn.step:
         if verdict.problem is not None:
             logger.warning(
@@ -152,6 +163,8 @@ def _rule(turn: Turn, settings: StopSettings) -> tuple[str, str, str | None, Ver
 
 
 def _choose(step: Sequence[Verdict], policy: str, blocked: Verdict | None) -> Verdict:
+    if plain := next((v for v in step if v.plain), None):
+        return plain  # nobody has read it yet: back to the model, whatever the policy
     stops = [v for v in step if v.stop]
     goes = [v for v in step if not v.stop]
     if policy == "all":  # a refusal stands, but waits for a sibling that can be retried

@@ -28,15 +28,18 @@ except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
     )
     raise ImportError(msg) from error
 from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from stop_on_artifact._core import ModelCallHook, StopCore
+from stop_on_artifact._core import StopCore
 from stop_on_artifact._decision import StopDecision, is_hard_stop
 from stop_on_artifact._record import TurnRecord, starts_turn
-from stop_on_artifact._settings import StopSettings
 from stop_on_artifact.messages import require_messages
+
+ToolResult = ToolMessage | Command[Any]
+NODE = "stop_on_artifact.before_model"
 
 
 class StopOnArtifactState(AgentState[ResponseT]):
@@ -53,27 +56,19 @@ class StopOnArtifactMiddleware(
 
     ``before_model`` decides after each tool step, records ``stop_decision`` (checkpointed),
     streams it and, on a hard stop, jumps to the end with the settled tools' content. Under
-    ``polish`` one more model call runs, with no tools. Place policy middleware before it.
-    It takes :class:`~stop_on_artifact.StopRouter`'s arguments. Only the layers the settings
-    can use are built: ``hard`` alone adds one ``before_model`` hook to ``create_agent``.
+    ``polish`` one more model call runs, with no tools. It takes
+    :class:`~stop_on_artifact.StopRouter`'s arguments, and ``on_model_call``.
+
+    Where it goes: last in ``middleware=``, after policies and after every middleware that
+    rewrites tool results (PII, summarization). Placed before such a ``before_model`` hook, a
+    hard stop waits for it and answers from what it left, in the model's place, so nothing it
+    redacts reaches the user in either order.
+
+    Example: ``create_agent(model, tools, middleware=[StopOnArtifactMiddleware()])``.
     """
 
     state_schema = StopOnArtifactState  # type: ignore[assignment]
-
-    def __new__(cls, **arguments: Any) -> StopOnArtifactMiddleware[Any, Any]:
-        """Build the variant with only the ``wrap_*`` layers these settings can use."""
-        settings = arguments.get("settings")
-        chosen = settings if isinstance(settings, StopSettings) else None
-        per_run = bool(arguments.get("from_context")) or (
-            arguments.get("settings_from_context") is not None
-        )
-        polish = arguments.get("stop_mode") == "polish" or (
-            chosen is not None and chosen.stop_mode == "polish"
-        )
-        retry = bool(arguments.get("retry_in_place")) or bool(chosen and chosen.retry_in_place)
-        model_layer = per_run or polish or arguments.get("on_model_call") is not None
-        variant = _variant(cls, model_layer, per_run or retry)
-        return cast("StopOnArtifactMiddleware[Any, Any]", super().__new__(variant))
+    calls_model_hook = True
 
     @property
     @override
@@ -95,10 +90,10 @@ class StopOnArtifactMiddleware(
             return None
         settings = self.turn_settings(state)
         update: dict[str, Any] = self.decide_step(state, [], settings)
-        if is_hard_stop(update["stop_decision"], settings):
+        if is_hard_stop(update["stop_decision"], settings) and not _hooks_after(NODE):
             answer = AIMessage(content=self.answer(update["stop_decision"], messages))
             return {**update, "jump_to": "end", "messages": [answer]}
-        return update
+        return update  # a hook after this one rewrites first; the model call answers then
 
     @hook_config(can_jump_to=["end"])
     @override
@@ -108,42 +103,15 @@ class StopOnArtifactMiddleware(
         """Async twin of :meth:`before_model`."""
         return self.before_model(state, runtime)
 
-
-class _ToolLayer:
-    """The ``wrap_tool_call`` layer: in-place retries, built only where a run can use it."""
-
-    run_tool: Any
-    arun_tool: Any
-
-    def wrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
-        """Retry a transient call in place first, when ``retry_in_place`` is on."""
-        state = request.state if isinstance(request.state, dict) else {}
-        return cast("ToolMessage | Command[Any]", self.run_tool(lambda: handler(request), state))
-
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
-        """Async twin of :meth:`wrap_tool_call`."""
-        state = request.state if isinstance(request.state, dict) else {}
-        result = await self.arun_tool(lambda: handler(request), state)
-        return cast("ToolMessage | Command[Any]", result)
-
-
-class _ModelLayer:
-    """The ``wrap_model_call`` layer: the polish call's tools and ``on_model_call``.
-
-    Built only where a run can polish or ``on_model_call`` is given: each ``wrap_*`` layer
-    costs about as much as a graph node in ``create_agent``.
-    """
-
-    on_model_call: ModelCallHook | None
-    polishing: Callable[[Any], bool]
+    def _answered(self, request: ModelRequest[Any]) -> ModelResponse[Any] | None:
+        """Return a hard stop's answer in the model's place, when a later hook ran first."""
+        state, messages = request.state, request.state.get("messages") or []
+        decision = cast("StopDecision | None", state.get("stop_decision"))
+        if decision is None or not messages or not isinstance(messages[-1], ToolMessage):
+            return None
+        if not is_hard_stop(decision, self.turn_settings(state)):
+            return None
+        return ModelResponse(result=[AIMessage(content=self.answer(decision, messages))])
 
     def _request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         return request.override(tools=[]) if self.polishing(request.state) else request
@@ -154,34 +122,64 @@ class _ModelLayer:
             self.on_model_call([*request.state["messages"], *response.result], decision)
         return response
 
+    @override
     def wrap_model_call(
         self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
-        """Unbind the tools for the one polish call after a stop."""
-        return cast("ModelResponse[Any]", self._record(request, handler(self._request(request))))
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
+    ) -> ModelResponse[ResponseT]:
+        """Answer a waiting hard stop; unbind the tools for the polish call; ``on_model_call``."""
+        if (answered := self._answered(request)) is not None:
+            return answered
+        response = handler(self._request(request))
+        return cast("ModelResponse[ResponseT]", self._record(request, response))
 
+    @override
     async def awrap_model_call(
         self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any]:
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
+    ) -> ModelResponse[ResponseT]:
         """Async twin of :meth:`wrap_model_call`."""
+        if (answered := self._answered(request)) is not None:
+            return answered
         response = await handler(self._request(request))
-        return cast("ModelResponse[Any]", self._record(request, response))
+        return cast("ModelResponse[ResponseT]", self._record(request, response))
+
+    @override
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
+    ) -> ToolResult:
+        """Retry a transient call in place first, when the turn's ``retry_in_place`` is on."""
+        if not (self.per_run or self.settings.retry_in_place):
+            return handler(request)
+        state = request.state if isinstance(request.state, dict) else {}
+        return self.run_tool(lambda: handler(request), state)
+
+    @override
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
+    ) -> ToolResult:
+        """Async twin of :meth:`wrap_tool_call`."""
+        if not (self.per_run or self.settings.retry_in_place):
+            return await handler(request)
+        state = request.state if isinstance(request.state, dict) else {}
+        return await self.arun_tool(lambda: handler(request), state)
 
 
-_VARIANTS: dict[tuple[type[Any], bool, bool], type[Any]] = {}
+def _hooks_after(node: str) -> bool:
+    """Return whether another ``before_model`` hook runs after ``node`` in this graph.
 
-
-def _variant(cls: type[Any], model_layer: bool, tool_layer: bool) -> type[Any]:
-    """Return ``cls`` with only the layers its settings can use (one class per choice)."""
-    if not (model_layer or tool_layer):
-        return cls
-    key = (cls, model_layer, tool_layer)
-    if key not in _VARIANTS:
-        layers = (_ModelLayer,) * model_layer + (_ToolLayer,) * tool_layer
-        namespace = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
-        _VARIANTS[key] = type(cls.__name__, (*layers, cls), namespace)
-    return _VARIANTS[key]
+    Read from the running graph's channel names (``branch:to:<node>``, in the order
+    create_agent adds its nodes: the middleware's order); a graph read otherwise counts as
+    having one, which only costs the stop its early jump.
+    """
+    try:
+        channels = list(get_config()["configurable"]["__pregel_read"].args[1])
+    except (RuntimeError, KeyError, AttributeError, IndexError, TypeError):
+        return True
+    hooks = [c for c in channels if c.startswith("branch:to:") and c.endswith(".before_model")]
+    mine = f"branch:to:{node}"
+    return mine not in hooks or hooks[-1] != mine

@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessag
 from typing_extensions import TypedDict
 
 from stop_on_artifact._approval import ask, reject_reason
-from stop_on_artifact._artifact import policy_block
+from stop_on_artifact._artifact import build, contract, with_fields
 from stop_on_artifact._record import StateSchemaError
 from stop_on_artifact.messages import turn_start
 
@@ -165,10 +165,11 @@ def _approved_retries(messages: Messages) -> list[tuple[str, dict[str, Any]]]:
     calls = {c["id"]: c for m in turn if isinstance(m, AIMessage) for c in m.tool_calls}
     carried = []
     for message in turn:
-        if isinstance(message, ToolMessage) and isinstance(message.artifact, dict):
-            approved = message.artifact.get("approval") == "approved"
+        artifact = contract(message.artifact) if isinstance(message, ToolMessage) else None
+        if isinstance(message, ToolMessage) and isinstance(artifact, dict):
+            approved = artifact.get("approval") == "approved"
             call = calls.get(message.tool_call_id)
-            if approved and message.artifact.get("reason") == "transient" and call is not None:
+            if approved and artifact.get("reason") == "transient" and call is not None:
                 carried.append((call["name"], dict(call["args"])))
     return carried
 
@@ -223,7 +224,8 @@ def answers(verdict: PolicyVerdict | None, on_ask: AskHook = None) -> dict[str, 
 
 
 def _refusal(call: ToolCall, entry: RefusedCall, text: str, **more: Scalar) -> ToolMessage:
-    artifact = policy_block(policy=entry["policy"], **entry["fields"], **more)
+    fields = {**entry["fields"], **more, "policy": entry["policy"]}
+    artifact = build("policy_block", fields, reserved=True)
     return ToolMessage(text, name=call["name"], tool_call_id=_call_id(call), artifact=artifact)
 
 
@@ -255,7 +257,7 @@ def mark_approved(
     if decision is None or decision["type"] != "approve" or not isinstance(message.artifact, dict):
         return message
     policy = policy_of.get(message.tool_call_id)
-    artifact = {**message.artifact, "policy": policy, "approval": "approved"}
+    artifact = with_fields(message.artifact, policy=policy, approval="approved")
     return message.model_copy(update={"artifact": artifact})
 
 
@@ -326,16 +328,15 @@ class PolicyGate:
 
         return [c for c, r in zip(calls, refusals, strict=True) if r is None], merge
 
-    async def arun(
-        self, state: Mapping[str, Any], context: Any, run_calls: RunCalls
-    ) -> list[ToolMessage]:
-        """Ask, refuse, run the rest; return a ToolMessage per call in order, approved marked."""
+    async def arun(self, state: Mapping[str, Any], run_calls: RunCalls) -> list[ToolMessage]:
+        """Ask, refuse, run the rest; return a ToolMessage per call in order, approved marked.
+
+        The verdict recorded with the model's reply decides, whatever the run's context.
+        """
         allowed, merge = self._step(state)
         return merge(list(await run_calls(allowed)) if allowed else [])
 
-    def run(
-        self, state: Mapping[str, Any], context: Any, run_calls: RunCallsSync
-    ) -> list[ToolMessage]:
+    def run(self, state: Mapping[str, Any], run_calls: RunCallsSync) -> list[ToolMessage]:
         """Sync twin of :meth:`arun`."""
         allowed, merge = self._step(state)
         return merge(list(run_calls(allowed)) if allowed else [])

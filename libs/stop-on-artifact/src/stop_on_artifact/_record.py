@@ -2,7 +2,9 @@
 
 A turn may span several runs (a resume is one, with whatever context it sends): every later
 step reads the record, so another context changes nothing in the turn (the differing fields
-are logged, never their values); the next user message starts a new record.
+are logged, never their values); the next user message starts a new record. Each decision
+adds what it counted (model calls, transient outcomes), so a budget holds after another
+middleware removes messages (a summary replacing the turn's start, the user message included).
 """
 
 from __future__ import annotations
@@ -25,12 +27,16 @@ logger = logging.getLogger("stop_on_artifact")
 
 
 class TurnRecord(TypedDict):
-    """What a turn decided when it started."""
+    """What a turn decided when it started, and what its decisions counted since."""
 
     turn: str
     """The id of the user message that started the turn (``#<position>`` without one)."""
     settings: dict[str, Any]
     """The turn's :class:`~stop_on_artifact.StopSettings`, as JSON."""
+    replies: NotRequired[list[str]]
+    """The ids of the turn's model replies counted so far."""
+    transients: NotRequired[dict[str, int]]
+    """Transient outcomes counted so far, by tool call id (in-place attempts included)."""
 
 
 class StopState(MessagesState):
@@ -64,6 +70,20 @@ def turn_of(messages: Sequence[BaseMessage]) -> str:
 def new_record(messages: Sequence[BaseMessage], settings: StopSettings) -> TurnRecord:
     """Return the record of the turn ``messages`` start, under ``settings``."""
     return {"turn": turn_of(messages), "settings": settings.model_dump(mode="json")}
+
+
+def is_current(record: object, messages: Sequence[BaseMessage]) -> bool:
+    """Return whether ``record`` is the current turn's.
+
+    It is when it names the turn's user message, or a message no longer in the list (another
+    middleware removed the turn's start: a summary, context editing); a record naming an
+    earlier user message still in the list is a past turn's.
+    """
+    if not isinstance(record, Mapping) or not isinstance(record.get("turn"), str):
+        return False
+    turn = record["turn"]
+    gone = not turn.startswith("#") and all(m.id != turn for m in messages)
+    return gone or turn == turn_of(messages)
 
 
 @lru_cache(maxsize=256)
@@ -100,10 +120,8 @@ def recorded_settings(
     Raises:
         StateSchemaError: If the state holds no record of this turn.
     """
-    record = state.get(TURN_KEY)
-    if not isinstance(record, Mapping) or record.get("turn") != turn_of(
-        state.get("messages") or []
-    ):
+    record: Any = state.get(TURN_KEY)
+    if not is_current(record, state.get("messages") or []):
         msg = (
             f"{owner} found no record of this turn under '{TURN_KEY}': declare it in the "
             "graph's state (inherit stop_on_artifact.StopState, or add "

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from langchain_core.messages import ToolMessage
 
-from stop_on_artifact._artifact import InvalidArtifactError, parse_artifact
+from stop_on_artifact._artifact import InvalidArtifactError, parse_artifact, with_fields
 from stop_on_artifact._settings import MAX_DELAY
 from stop_on_artifact.messages import IN_PLACE_FIELD
 
@@ -46,9 +46,16 @@ def delay(
     return float(min(max_delay, MAX_DELAY, initial_delay * backoff_factor**attempt))
 
 
-def _check(retries: int, initial_delay: float, backoff_factor: float) -> None:
+def _allowed(retries: int | None, take: Callable[[], bool] | None) -> Callable[[int], bool]:
+    """Return whether retry number ``done`` may run: under ``retries`` and taken from ``take``."""
+    if retries is None and take is None:
+        raise TypeError("pass retries= (a bound), take= (a shared budget) or both")
+    return lambda done: (retries is None or done < retries) and (take is None or take())
+
+
+def _check(retries: int | None, initial_delay: float, backoff_factor: float) -> None:
     for name, value, low in (
-        ("retries", retries, 0),
+        ("retries", retries or 0, 0),
         ("initial_delay", initial_delay, 0),
         ("backoff_factor", backoff_factor, 1),
     ):
@@ -60,21 +67,30 @@ def _check(retries: int, initial_delay: float, backoff_factor: float) -> None:
 def _recorded(result: Result, retries: int) -> Result:
     if retries == 0 or not isinstance(result, ToolMessage):
         return result
-    artifact = {**(result.artifact or {}), IN_PLACE_FIELD: retries}
+    artifact = with_fields(result.artifact or {}, **{IN_PLACE_FIELD: retries})
     return result.model_copy(update={"artifact": artifact})
 
 
 def retry_in_place(
     run: Callable[[], Result],
     *,
-    retries: int,
+    retries: int | None = None,
+    take: Callable[[], bool] | None = None,
     initial_delay: float = 0.0,
     backoff_factor: float = 2.0,
     max_delay: float = MAX_DELAY,
     sleep: Callable[[float], Any] = time.sleep,
 ) -> Result:
-    """Run a call, and again while transient, at most ``retries`` more (ValueError: a bound)."""
+    """Run a call, and again while transient: at most ``retries`` more, each one ``take()``.
+
+    ``take`` is a budget several calls share (it returns False once spent).
+
+    Raises:
+        ValueError: If a bound is negative.
+        TypeError: If neither ``retries`` nor ``take`` is given.
+    """
     _check(retries, initial_delay, backoff_factor)
+    allowed = _allowed(retries, take)
     done = 0
     while True:
         token = _ATTEMPT.set(done)
@@ -82,7 +98,7 @@ def retry_in_place(
             result = run()
         finally:
             _ATTEMPT.reset(token)
-        if done >= retries or not is_transient(result):
+        if not is_transient(result) or not allowed(done):
             return _recorded(result, done)
         sleep(delay(done, initial_delay, backoff_factor, max_delay))
         done += 1
@@ -91,13 +107,15 @@ def retry_in_place(
 async def aretry_in_place(
     run: Callable[[], Awaitable[Result]],
     *,
-    retries: int,
+    retries: int | None = None,
+    take: Callable[[], bool] | None = None,
     initial_delay: float = 0.0,
     backoff_factor: float = 2.0,
     max_delay: float = MAX_DELAY,
 ) -> Result:
     """Async twin of :func:`retry_in_place` (waits with ``asyncio.sleep``)."""
     _check(retries, initial_delay, backoff_factor)
+    allowed = _allowed(retries, take)
     done = 0
     while True:
         token = _ATTEMPT.set(done)
@@ -105,7 +123,7 @@ async def aretry_in_place(
             result = await run()
         finally:
             _ATTEMPT.reset(token)
-        if done >= retries or not is_transient(result):
+        if not is_transient(result) or not allowed(done):
             return _recorded(result, done)
         await asyncio.sleep(delay(done, initial_delay, backoff_factor, max_delay))
         done += 1

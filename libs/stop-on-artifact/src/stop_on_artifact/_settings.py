@@ -133,6 +133,13 @@ def given_settings(context: object) -> dict[str, Any]:
     return {name: value for name, value in given.items() if name in StopSettings.model_fields}
 
 
+def named_settings(context: object) -> list[str]:
+    """Return the setting names a context carries: set fields, keys, or any attribute."""
+    if context is None or isinstance(context, BaseModel | Mapping):
+        return sorted(given_settings(context))
+    return [name for name in StopSettings.model_fields if hasattr(context, name)]
+
+
 def settings_from_arguments(
     owner: str, settings: StopSettings | None, flat: Mapping[str, object]
 ) -> StopSettings:

@@ -1,19 +1,25 @@
 """Read a thread's messages as the stop decision does; ``__all__`` is stable in a major version.
 
 A *turn* is every message after the last user message; a *tool step*, every ToolMessage after
-the turn's last AIMessage with tool calls; a *part*, one thing the question asked for (a call,
-or the latest retry of it). Runs on langchain-core 0.3 and 1.x.
+the turn's last AIMessage with tool calls; a *part*, one thing the question asked for: a call
+whose result carries an artifact (or the latest retry of it). A plain tool's result (no
+artifact) is an input the model reads, never a part. Runs on langchain-core 0.3 and 1.x.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from stop_on_artifact._artifact import NOT_DONE_FIELD, InvalidArtifactError, parse_artifact
+from stop_on_artifact._artifact import (
+    IN_PLACE_FIELD,
+    NOT_DONE_FIELD,
+    InvalidArtifactError,
+    parse_artifact,
+)
 
 __all__ = [
     "IN_PLACE_FIELD", "NOT_DONE_FIELD", "in_place_retries", "invocation_index",
@@ -25,8 +31,6 @@ NO_MESSAGES = (
     "input needs at least one message under 'messages', for example "
     "{'messages': [{'role': 'user', 'content': '...'}]}"
 )
-IN_PLACE_FIELD = "in_place_retries"
-"""Artifact field: how many extra attempts of the call ran in place (``retry_in_place``)."""
 
 
 def require_messages(messages: Sequence[BaseMessage]) -> None:
@@ -121,6 +125,11 @@ class Verdict:
     problem: str | None = None
     """Why the artifact is invalid (names types, never values)."""
 
+    @property
+    def plain(self) -> bool:
+        """Whether the result carries no artifact: an input for the model, never a part."""
+        return self.message.artifact is None
+
 
 def judge(message: ToolMessage) -> Verdict:
     """Judge one ToolMessage (rule 1 of :func:`stop_on_artifact.decide`); never raises."""
@@ -158,6 +167,11 @@ class Part:
         """Whether the part's result stops: its content answers it."""
         return self.verdict is not None and self.verdict.stop
 
+    @property
+    def plain(self) -> bool:
+        """Whether the call's result carries no artifact (it is then no part)."""
+        return self.verdict is not None and self.verdict.plain
+
 
 @dataclass(frozen=True)
 class Turn:
@@ -171,10 +185,16 @@ class Turn:
     model_calls: int
     approvals: tuple[tuple[str, str, str | None], ...]
     """``(tool_call_id, approval, policy)`` of every result with an approval, latest first."""
+    counted: dict[str, Any]
+    """What the turn's record keeps of the counts: ``replies`` and ``transients`` by call."""
 
 
-def scan_turn(messages: Sequence[BaseMessage]) -> Turn:
-    """Read this turn once; never raises on malformed messages or artifacts."""
+def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None = None) -> Turn:
+    """Read this turn once; never raises on malformed messages or artifacts.
+
+    ``record`` (the turn's ``stop_turn``) adds what earlier decisions counted, so a message
+    another middleware removed since still counts.
+    """
     judged: dict[int, Verdict] = {}
 
     def verdict(message: ToolMessage) -> Verdict:
@@ -201,14 +221,23 @@ def scan_turn(messages: Sequence[BaseMessage]) -> Turn:
                 approvals.append((message.tool_call_id, artifact["approval"], policy))
     step = _in_call_order(groups[-1], turn[last + 1 :]) if groups else []
     valid = [verdict(m) for m in results.values() if verdict(m).artifact is not None]
-    in_place = sum(in_place_retries(v.message) for v in valid)
+    record = record or {}
+    in_place = {v.message.tool_call_id: in_place_retries(v.message) for v in valid}
+    transients = {
+        **(record.get("transients") or {}),
+        **{v.message.tool_call_id: (v.reason == "transient") + in_place[v.message.tool_call_id]
+           for v in valid},
+    }  # fmt: skip
+    replies = [m.id for m in turn if isinstance(m, AIMessage)]
+    known = list(dict.fromkeys([*(record.get("replies") or []), *filter(None, replies)]))
     return Turn(
         parts=_parts(groups, results, verdict),
         step=tuple(verdict(m) for m in step),
-        transients=sum(v.reason == "transient" for v in valid) + in_place,
-        in_place=in_place,
-        model_calls=sum(isinstance(m, AIMessage) for m in turn),
+        transients=sum(transients.values()),
+        in_place=sum(in_place.values()),
+        model_calls=len(known) + replies.count(None),
         approvals=tuple(reversed(approvals)),
+        counted={"replies": known, "transients": {k: n for k, n in transients.items() if n}},
     )
 
 
@@ -232,7 +261,8 @@ def _parts(
 
     A later model call's call of a tool retries an unsettled part of it (equal arguments pair
     first, then in order) and takes its place; one AIMessage's calls are distinct parts, and
-    a left-over call or a result no AIMessage issued is a new part.
+    a left-over call or a result no AIMessage issued is a new part. A plain result is no part:
+    a retry that comes back plain resolves the part it retries.
     """
     parts: list[Part] = []
     seen: set[str] = set()
@@ -255,14 +285,14 @@ def _parts(
     parts += [
         Part(i, m.name or "", None, m, verdict(m)) for i, m in results.items() if i not in seen
     ]
-    return tuple(parts)
+    return tuple(part for part in parts if not part.plain)
 
 
 def _retry_pairs(parts: Sequence[Part], calls: Sequence[Part]) -> dict[int, int]:
     """Return the index in ``parts`` each retrying call takes, by its index in ``calls``."""
     pairs: dict[int, int] = {}
     for name in dict.fromkeys(call.name for call in calls):
-        waiting = [i for i, part in enumerate(parts) if part.name == name and not part.settled]
+        waiting = [i for i, p in enumerate(parts) if p.name == name and not (p.settled or p.plain)]
         asked = [i for i, call in enumerate(calls) if call.name == name]
         for index in asked:
             same = next((i for i in waiting if parts[i].args == calls[index].args), None)

@@ -245,15 +245,19 @@ def assert_stopped(result: Mapping[str, Any], rule: str | None = None) -> StopDe
     return decision
 
 
-def model_calls(messages: Sequence[BaseMessage]) -> int:
-    """Count this turn's model calls: AIMessages with tool calls or metadata (not a relay)."""
+def model_calls(result: Mapping[str, Any] | Sequence[BaseMessage]) -> int:
+    """Count this turn's model calls: AIMessages with tool calls or metadata (not a relay).
+
+    ``result`` is what ``invoke`` returned (or a snapshot's values), or its messages.
+    """
+    messages = _messages(result) if isinstance(result, Mapping) else result
     replies = [m for m in messages[turn_start(messages) :] if isinstance(m, AIMessage)]
     return sum(bool(m.tool_calls or m.usage_metadata or m.response_metadata) for m in replies)
 
 
 def assert_model_calls(result: Mapping[str, Any], expected: int) -> None:
     """Assert how many model calls ran this turn (see :func:`model_calls`)."""
-    if (counted := model_calls(_messages(result))) != expected:
+    if (counted := model_calls(result)) != expected:
         raise AssertionError(f"{counted} model calls this turn, expected {expected}")
 
 
