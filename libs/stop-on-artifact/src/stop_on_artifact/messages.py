@@ -186,7 +186,7 @@ class Turn:
     approvals: tuple[tuple[str, str, str | None], ...]
     """``(tool_call_id, approval, policy)`` of every result with an approval, latest first."""
     counted: dict[str, Any]
-    """What the turn's record keeps of the counts: ``replies`` and ``transients`` by call."""
+    """What the turn's record keeps of the counts: ``replies``, ``transients`` by result."""
 
 
 def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None = None) -> Turn:
@@ -222,12 +222,9 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
     step = _in_call_order(groups[-1], turn[last + 1 :]) if groups else []
     valid = [verdict(m) for m in results.values() if verdict(m).artifact is not None]
     record = record or {}
-    in_place = {v.message.tool_call_id: in_place_retries(v.message) for v in valid}
-    transients = {
-        **(record.get("transients") or {}),
-        **{v.message.tool_call_id: (v.reason == "transient") + in_place[v.message.tool_call_id]
-           for v in valid},
-    }  # fmt: skip
+    in_place = {_key(v.message): in_place_retries(v.message) for v in valid}
+    counts = {_key(v.message): (v.reason == "transient") + in_place[_key(v.message)] for v in valid}
+    transients = {**(record.get("transients") or {}), **counts}
     replies = [m.id for m in turn if isinstance(m, AIMessage)]
     known = list(dict.fromkeys([*(record.get("replies") or []), *filter(None, replies)]))
     return Turn(
@@ -239,6 +236,11 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
         approvals=tuple(reversed(approvals)),
         counted={"replies": known, "transients": {k: n for k, n in transients.items() if n}},
     )
+
+
+def _key(message: ToolMessage) -> str:
+    """Return what a result is counted by: its id, else its call's (a list built by hand)."""
+    return message.id or message.tool_call_id
 
 
 def _in_call_order(
