@@ -252,9 +252,9 @@ async def test_a_recursion_limit_below_the_cap_is_what_raises(
     state = await graph.ainvoke(inputs, fits, context=context)
     assert state["stop_decision"]["rule"] == "model_call_limit"
     assert state["messages"][-1].content.endswith(MODEL_CALL_LIMIT_MESSAGE)
-    # Each fresh lookup retries the one unsettled part: named once, by its latest call.
-    last_call = [m for m in state["messages"] if isinstance(m, AIMessage) and m.tool_calls][-1]
-    assert state["stop_decision"]["unsettled"] == [last_call.tool_calls[0]["id"]]
+    # A plain tool's results are inputs the model read, never parts: only the closing line.
+    assert state["stop_decision"]["unsettled"] == state["stop_decision"]["answer_from"] == []
+    assert state["messages"][-1].content == MODEL_CALL_LIMIT_MESSAGE
 
     short = {"configurable": {"thread_id": "short"}, "recursion_limit": limit - 1}
     with pytest.raises(GraphRecursionError):

@@ -166,31 +166,42 @@ def test_a_hard_stop_answers_every_call_in_call_order(policy: str) -> None:
         ("page a", stopping.completed()),
         ("oops", stopping.transient(not_done="**Not looked up: q1**: timed out.")),
         ("bad", {"stop": "yes", "reason": "completed"}),
-        ("boom", None, "error"),
-        ("none", None),
         ("blocked", stopping.policy_block()),
         ("dead end", stopping.fatal()),
     )
     decision = decide(messages, ctx(parallel_policy=policy))
     assert (decision["action"], decision["rule"]) == ("stop", "policy_block")
-    assert decision["answer_from"] == ["c0", "c5", "c6"]
-    assert decision["unsettled"] == ["c1", "c2", "c3", "c4"]
+    assert decision["answer_from"] == ["c0", "c3", "c4"]
+    assert decision["unsettled"] == ["c1", "c2"]
     assert stopping.final_text(decision, messages) == SEP.join(
         [
             "page a",
             "**Not looked up: q1**: timed out.",  # the tool's own line
-            "**Not done: part 3 of 7 (`search`)**: its result could not be confirmed, so it "
-            "was not completed. Ask again to retry.",
-            "**Not done: part 4 of 7 (`search`)**: the tool stopped with an error, so it was "
-            "not completed. Ask again to retry.",
-            "**Not done: part 5 of 7 (`search`)**: its result could not be confirmed, so it "
+            "**Not done: part 3 of 5 (`search`)**: its result could not be confirmed, so it "
             "was not completed. Ask again to retry.",
             "blocked",
             "dead end",
         ]
     )
-    for text in ("oops", "bad", "boom", "none"):  # what the model read is never the answer
+    for text in ("oops", "bad"):  # what the model read is never the answer
         assert text not in stopping.final_text(decision, messages).split(SEP)
+
+
+@pytest.mark.parametrize("policy", ["all", "priority", "any"])
+@pytest.mark.parametrize("plain", [("boom", None, "error"), ("none", None)])
+def test_a_plain_result_beside_stops_goes_back_to_the_model_and_is_never_a_part(
+    policy: str, plain: Any
+) -> None:
+    messages = step(("page a", stopping.completed()), plain, ("blocked", stopping.policy_block()))
+    decision = decide(messages, ctx(parallel_policy=policy))
+    assert decision["action"] == "continue"  # nobody has read the plain result yet
+    later = [*messages, AIMessage("", tool_calls=[{"name": "search", "args": {}, "id": "z"}])]
+    later.append(
+        ToolMessage("page z", tool_call_id="z", name="search", artifact=stopping.completed())
+    )
+    final = decide(later, ctx(parallel_policy=policy))
+    assert final["action"] == "stop"
+    assert final["answer_from"] + final["unsettled"] == ["c0", "c2", "z"]  # c1 is no part
 
 
 def test_under_all_a_block_waits_for_the_retry_then_decides() -> None:

@@ -21,7 +21,7 @@ FATAL_CONTENT = "This request could not be completed, and trying again will not 
 Errors = tuple[type[Exception], ...]
 _HANDLERS = ("handle_tool_error", "handle_validation_error")
 _COPIED = ("name", "description", "tags", "metadata", *_HANDLERS)
-_MCP_MODULE = "langchain_mcp_adapters."
+_MCP_MODULES = ("langchain_mcp_adapters.", "langchain.mcp.")  # the two clients' tools
 _MCP_TIMEOUT = 408  # the code mcp's client gives a request that timed out
 Stops = bool | Literal["when_marked"]
 MARK_ARGUMENT = "final"
@@ -38,12 +38,12 @@ class MCPErrorResult(Exception):
 
 def _is_mcp(tool: BaseTool) -> bool:
     run = getattr(tool, "coroutine", None)
-    return str(getattr(run, "__module__", "")).startswith(_MCP_MODULE)
+    return str(getattr(run, "__module__", "")).startswith(_MCP_MODULES)
 
 
 def _is_timeout(error: Exception) -> bool:
     code = getattr(getattr(error, "error", None), "code", None)
-    return type(error).__name__ == "McpError" and code == _MCP_TIMEOUT
+    return type(error).__name__ in ("McpError", "MCPError") and code == _MCP_TIMEOUT
 
 
 class _AdoptedTool(BaseTool):  # see adopt()
@@ -144,7 +144,8 @@ def adopt(
     or ``ToolErrorMiddleware`` make them rule ``tool_error``). A tool that takes an
     ``InjectedToolCallId`` cannot be adopted.
 
-    An MCP tool from langchain-mcp-adapters (which knows nothing of the contract) is adopted
+    An MCP tool from langchain-mcp-adapters or ``langchain.mcp`` (which know nothing of the
+    contract) is adopted
     the same way: its content on success (its structured content is dropped), an error result
     read as :class:`MCPErrorResult` and a request timeout (``McpError`` 408) as ``TimeoutError``.
     With ``mcp_defaults`` (the default), ``TimeoutError`` is added to ``transient`` and

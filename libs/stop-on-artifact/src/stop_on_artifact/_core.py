@@ -41,6 +41,8 @@ from stop_on_artifact._settings import (
 from stop_on_artifact.messages import scan_turn
 
 ToolT = TypeVar("ToolT")
+_BUDGETS: OrderedDict[tuple[int, object, object], list[int]] = OrderedDict()  # per step
+_LOCK = threading.Lock()  # a step's parallel calls take from one budget
 DecisionHook = Callable[[StopDecision, Sequence[BaseMessage]], None]
 """Called with each decision and the messages it was made from (tracing, metrics)."""
 ModelCallHook = Callable[[Sequence[BaseMessage], "StopDecision | None"], None]
@@ -108,12 +110,8 @@ class StopCore:
         if on_model_call is not None and not self.calls_model_hook:
             msg = f"{type(self).__name__} calls no model: call on_model_call in your model node"
             raise TypeError(msg)
-        flat = {
-            "stop_mode": stop_mode, "parallel_policy": parallel_policy,
-            "max_retries": max_retries, "max_model_calls": max_model_calls,
-            "retry_in_place": retry_in_place, "initial_delay": initial_delay,
-            "backoff_factor": backoff_factor, "max_delay": max_delay,
-        }  # fmt: skip
+        arguments = locals()  # the flat settings: the arguments named like a setting
+        flat = {name: arguments[name] for name in StopSettings.model_fields}
         self.settings = settings_from_arguments(type(self).__name__, settings, flat)
         self.texts = {
             "retry_budget_message": retry_budget_message,
@@ -126,20 +124,6 @@ class StopCore:
         self.on_decision = on_decision
         self.on_model_call = on_model_call
         self._told_ignored = False
-        self._budgets: OrderedDict[str, list[int]] = OrderedDict()  # a step's in-place retries
-        self._budget_lock = threading.Lock()
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickle and copy the settings, texts and hooks; not the per-step retry budgets."""
-        state = dict(self.__dict__)
-        state.pop("_budget_lock", None)
-        state["_budgets"] = OrderedDict()
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        """Restore a pickled or copied instance with a lock of its own."""
-        self.__dict__.update(state)
-        self._budget_lock = threading.Lock()
 
     @property
     def per_run(self) -> bool:
@@ -248,16 +232,14 @@ class StopCore:
         """Return what takes one retry from the budget the step's parallel calls share."""
         messages = state.get("messages") or []
         issued = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-        key = f"{(state.get(TURN_KEY) or {}).get('turn')}/{issued.id if issued else ''}"
-        with self._budget_lock:
-            if key not in self._budgets:
-                self._budgets[key] = [self.in_place_retries_left(state)]
-                if len(self._budgets) > 1024:
-                    self._budgets.popitem(last=False)
-            budget = self._budgets[key]
+        key = (id(self), (state.get(TURN_KEY) or {}).get("turn"), issued.id if issued else "")
+        with _LOCK:
+            budget = _BUDGETS.setdefault(key, [self.in_place_retries_left(state)])
+            while len(_BUDGETS) > 1024:
+                _BUDGETS.popitem(last=False)
 
         def take() -> bool:
-            with self._budget_lock:
+            with _LOCK:
                 budget[0] -= 1
                 return budget[0] >= 0
 

@@ -36,7 +36,7 @@ class TurnRecord(TypedDict):
     replies: NotRequired[list[str]]
     """The ids of the turn's model replies counted so far."""
     transients: NotRequired[dict[str, int]]
-    """Transient outcomes counted so far, by result id (in-place attempts included)."""
+    """Transient outcomes counted so far, by ``<reply id>/<call id>`` (in-place included)."""
 
 
 class StopState(MessagesState):

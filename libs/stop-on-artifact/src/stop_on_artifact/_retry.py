@@ -71,6 +71,22 @@ def _recorded(result: Result, retries: int) -> Result:
     return result.model_copy(update={"artifact": artifact})
 
 
+def _attempt(run: Callable[[], Result], done: int) -> Result:
+    token = _ATTEMPT.set(done)
+    try:
+        return run()
+    finally:
+        _ATTEMPT.reset(token)
+
+
+async def _aattempt(run: Callable[[], Awaitable[Result]], done: int) -> Result:
+    token = _ATTEMPT.set(done)
+    try:
+        return await run()
+    finally:
+        _ATTEMPT.reset(token)
+
+
 def retry_in_place(
     run: Callable[[], Result],
     *,
@@ -90,18 +106,11 @@ def retry_in_place(
         TypeError: If neither ``retries`` nor ``take`` is given.
     """
     _check(retries, initial_delay, backoff_factor)
-    allowed = _allowed(retries, take)
-    done = 0
-    while True:
-        token = _ATTEMPT.set(done)
-        try:
-            result = run()
-        finally:
-            _ATTEMPT.reset(token)
-        if not is_transient(result) or not allowed(done):
-            return _recorded(result, done)
+    allowed, done = _allowed(retries, take), 0
+    while is_transient(result := _attempt(run, done)) and allowed(done):
         sleep(delay(done, initial_delay, backoff_factor, max_delay))
         done += 1
+    return _recorded(result, done)
 
 
 async def aretry_in_place(
@@ -115,15 +124,8 @@ async def aretry_in_place(
 ) -> Result:
     """Async twin of :func:`retry_in_place` (waits with ``asyncio.sleep``)."""
     _check(retries, initial_delay, backoff_factor)
-    allowed = _allowed(retries, take)
-    done = 0
-    while True:
-        token = _ATTEMPT.set(done)
-        try:
-            result = await run()
-        finally:
-            _ATTEMPT.reset(token)
-        if not is_transient(result) or not allowed(done):
-            return _recorded(result, done)
+    allowed, done = _allowed(retries, take), 0
+    while is_transient(result := await _aattempt(run, done)) and allowed(done):
         await asyncio.sleep(delay(done, initial_delay, backoff_factor, max_delay))
         done += 1
+    return _recorded(result, done)

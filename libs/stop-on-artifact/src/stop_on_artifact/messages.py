@@ -207,11 +207,13 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
     groups: list[list[dict[str, Any]]] = []
     last = -1
     approvals: list[tuple[str, str, str | None]] = []
+    issuer: dict[str, str] = {}  # a call's id -> the id of the reply that made it
     for index, message in enumerate(turn):
         calls = tool_calls(message)
         if calls:
             groups.append(calls)
             last = index
+            issuer.update({str(call.get("id")): message.id or "" for call in calls})
         if isinstance(message, ToolMessage):
             results.setdefault(message.tool_call_id, message)
             artifact = verdict(message).artifact or {}
@@ -222,8 +224,11 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
     step = _in_call_order(groups[-1], turn[last + 1 :]) if groups else []
     valid = [verdict(m) for m in results.values() if verdict(m).artifact is not None]
     record = record or {}
-    in_place = {_key(v.message): in_place_retries(v.message) for v in valid}
-    counts = {_key(v.message): (v.reason == "transient") + in_place[_key(v.message)] for v in valid}
+    key = {
+        id(v): f"{issuer.get(v.message.tool_call_id, '')}/{v.message.tool_call_id}" for v in valid
+    }
+    in_place = {key[id(v)]: in_place_retries(v.message) for v in valid}
+    counts = {key[id(v)]: (v.reason == "transient") + in_place[key[id(v)]] for v in valid}
     transients = {**(record.get("transients") or {}), **counts}
     replies = [m.id for m in turn if isinstance(m, AIMessage)]
     known = list(dict.fromkeys([*(record.get("replies") or []), *filter(None, replies)]))
@@ -236,11 +241,6 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
         approvals=tuple(reversed(approvals)),
         counted={"replies": known, "transients": {k: n for k, n in transients.items() if n}},
     )
-
-
-def _key(message: ToolMessage) -> str:
-    """Return what a result is counted by: its id, else its call's (a list built by hand)."""
-    return message.id or message.tool_call_id
 
 
 def _in_call_order(
