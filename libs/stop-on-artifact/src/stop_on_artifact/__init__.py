@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from stop_on_artifact._middleware import StopOnArtifactMiddleware
     from stop_on_artifact._policy_middleware import PolicyMiddleware
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 __all__ = [
     "MARK_ARGUMENT", "ApprovalUsedError", "Block", "InvalidArtifactError", "MCPErrorResult",
