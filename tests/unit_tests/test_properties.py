@@ -31,7 +31,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, tool
 from langgraph.prebuilt import InjectedState
 from stop_on_artifact import InvalidArtifactError, decide, is_hard_stop, parse_artifact
-from stop_on_artifact._artifact import MAX_EXTRA_FIELD_CHARS
+from stop_on_artifact._artifact import MAX_EXTRA_FIELD_CHARS, speaks
 from stop_on_artifact._decision import Rule
 from stop_on_artifact.messages import invocation_index, message_text
 
@@ -268,6 +268,11 @@ def model_calls(messages: Sequence[BaseMessage]) -> int:
     return sum(isinstance(m, AIMessage) for m in this_turn(messages))
 
 
+def is_plain(message: ToolMessage | None) -> bool:
+    """A result whose artifact (if any) does not speak the contract: an input, never a part."""
+    return message is not None and not speaks(message.artifact)
+
+
 def says_stop(message: ToolMessage) -> bool:
     """A valid stop artifact; on an error status only fatal or policy_block count."""
     artifact = valid_or_none(message.artifact)
@@ -332,7 +337,9 @@ def test_decide_never_raises_and_returns_a_well_formed_decision(
         assert decision["tool"] == chosen[0].name
 
 
-def oracle_chains(messages: Sequence[BaseMessage]) -> list[list[dict[str, Any]]]:
+def oracle_chains(
+    messages: Sequence[BaseMessage], *, plain: bool = False
+) -> list[list[dict[str, Any]]]:
     """The turn's parts as the README states them, each as its calls, the latest last.
 
     Calls in the order the model issued them. The calls of a later model call retry the
@@ -340,6 +347,7 @@ def oracle_chains(messages: Sequence[BaseMessage]) -> list[list[dict[str, Any]]]
     a call with the same arguments as a part's latest call takes the first such part,
     then the tool's other calls take its other unsettled parts in order; a call left over
     is a new part, last. Results for ids no model call issued are parts of their own, last.
+    A chain whose latest result is plain (no contract artifact) is no part (``plain`` keeps it).
     """
     turn = this_turn(messages)
     first: dict[str, ToolMessage] = {}
@@ -356,7 +364,10 @@ def oracle_chains(messages: Sequence[BaseMessage]) -> list[list[dict[str, Any]]]
                 issued.add(call_id)
                 calls.append({**asked, "id": call_id, "result": first.get(call_id)})
         open_chains = [
-            c for c in chains if c[-1]["result"] is None or not says_stop(c[-1]["result"])
+            c
+            for c in chains
+            if c[-1]["result"] is None
+            or not (says_stop(c[-1]["result"]) or is_plain(c[-1]["result"]))
         ]
         taken: dict[str, list[dict[str, Any]]] = {}
         for name in dict.fromkeys(call["name"] for call in calls):
@@ -377,7 +388,7 @@ def oracle_chains(messages: Sequence[BaseMessage]) -> list[list[dict[str, Any]]]
             else:
                 chains.append([call])
     chains += [[{"id": i, "result": m}] for i, m in first.items() if i not in issued]
-    return chains
+    return [chain for chain in chains if plain or not is_plain(chain[-1]["result"])]
 
 
 def oracle_parts(messages: Sequence[BaseMessage]) -> list[tuple[str, ToolMessage | None]]:
@@ -403,13 +414,15 @@ def test_a_hard_stop_answers_every_part_of_the_turn_in_the_questions_order(
     # through the later calls of the same tool that retried it.
     listed = set(decision["answer_from"]) | set(decision["unsettled"])
     turn = this_turn(messages)
-    retried_by = {call["id"]: chain[-1] for chain in oracle_chains(messages) for call in chain[:-1]}
+    every = oracle_chains(messages, plain=True)
+    retried_by = {call["id"]: chain[-1] for chain in every for call in chain[:-1]}
+    no_part = {call["id"] for chain in every if is_plain(chain[-1]["result"]) for call in chain}
     issuer: dict[str | None, int] = {}
     for n, m in enumerate(turn):
         for c in m.tool_calls if isinstance(m, AIMessage) else []:
             issuer.setdefault(c["id"], n)  # a repeated id counts once, where it was first
     for call in (c for m in turn if isinstance(m, AIMessage) for c in m.tool_calls):
-        if call["id"] in listed:
+        if call["id"] in listed or call["id"] in no_part:
             continue
         later = retried_by.get(call["id"])
         assert later is not None and later["id"] in listed
@@ -459,6 +472,8 @@ def test_decide_stops_only_for_a_valid_stop_artifact_a_budget_or_a_policy_block(
         assert not over_retries
         assert not at_call_cap
         stops = [m for m in step if says_stop(m)]
+        if any(is_plain(m) for m in step):  # unread by the model yet: back to it, always
+            return
         if context.parallel_policy in ("priority", "any") and stops:
             assert context.stop_mode == "never"
             assert decision["rule"] == "stop_mode_never"

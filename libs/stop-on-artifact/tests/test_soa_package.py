@@ -32,13 +32,18 @@ PUBLIC = {
     "ParallelPolicy",
     # wiring: create_agent, hand-built graphs, the state they keep
     "StopOnArtifactMiddleware", "StopRouter", "StopState", "StateSchemaError",
+    "MiddlewareOrderError",
     # policies: refuse, or ask a person
     "PolicyMiddleware", "PolicyGate", "ToolPolicy", "tool_policy", "Block", "ApprovalUsedError",
     "resume_problem",
     # existing tools and in-place retries
     "adopt", "MARK_ARGUMENT", "current_attempt", "MCPErrorResult",
 }  # fmt: skip
-LAZY = {"StopOnArtifactMiddleware", "PolicyMiddleware"}  # they need the [langchain] extra
+LAZY = {
+    "StopOnArtifactMiddleware",
+    "PolicyMiddleware",
+    "MiddlewareOrderError",
+}  # they need the [langchain] extra
 
 
 def test_all_is_the_small_public_api_and_every_name_resolves() -> None:

@@ -31,14 +31,14 @@ from stop_on_artifact._router import StopRouter
 from stop_on_artifact._settings import ParallelPolicy, StopMode, StopSettings
 
 if TYPE_CHECKING:
-    from stop_on_artifact._middleware import StopOnArtifactMiddleware
+    from stop_on_artifact._middleware import MiddlewareOrderError, StopOnArtifactMiddleware
     from stop_on_artifact._policy_middleware import PolicyMiddleware
 
 __version__ = "0.5.0"
 
 __all__ = [
-    "MARK_ARGUMENT", "ApprovalUsedError", "Block", "InvalidArtifactError", "MCPErrorResult",
-    "ParallelPolicy", "PolicyGate",
+    "MARK_ARGUMENT", "MiddlewareOrderError", "ApprovalUsedError", "Block", "InvalidArtifactError",
+    "MCPErrorResult", "ParallelPolicy", "PolicyGate",
     "PolicyMiddleware", "Reason", "StateSchemaError", "StopDecision", "StopMode",
     "StopOnArtifactMiddleware", "StopRouter", "StopSettings", "StopState", "ToolPolicy", "adopt",
     "completed", "current_attempt", "decide", "fatal", "final_text", "is_hard_stop",
@@ -50,7 +50,11 @@ if not TYPE_CHECKING:  # a module __getattr__ would make a type checker accept a
 
     def __getattr__(name: str) -> Any:
         """Import the middleware on first use: it needs the ``[langchain]`` extra."""
-        module = {"StopOnArtifactMiddleware": "middleware", "PolicyMiddleware": "policy_middleware"}
+        module = {
+            "StopOnArtifactMiddleware": "middleware",
+            "MiddlewareOrderError": "middleware",
+            "PolicyMiddleware": "policy_middleware",
+        }
         if name in module:
             return getattr(import_module(f"stop_on_artifact._{module[name]}"), name)
         msg = f"module {__name__!r} has no attribute {name!r}"

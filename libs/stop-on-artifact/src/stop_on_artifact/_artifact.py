@@ -104,6 +104,16 @@ def with_fields(artifact: dict[str, Any], **fields: Any) -> dict[str, Any]:
     return {**artifact, **fields}
 
 
+def speaks(artifact: object) -> bool:
+    """Return whether an artifact speaks the contract (names ``stop`` or ``reason``).
+
+    Another tool's own artifact (a shell's exit code, a server's data) does not: its result
+    is a plain input for the model, like one with no artifact.
+    """
+    inner = contract(artifact)
+    return isinstance(inner, dict) and ("stop" in inner or "reason" in inner)
+
+
 def contract(artifact: object) -> object:
     """Return what holds the contract: an MCP tool's structured content, else ``artifact``."""
     if isinstance(artifact, dict) and len(artifact) == 1 and MCP_FIELD in artifact:

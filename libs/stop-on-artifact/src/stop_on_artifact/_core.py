@@ -180,9 +180,9 @@ class StopCore:
             return recorded_settings(state, type(self).__name__)
         context, run = _run_context()
         try:
-            current: StopSettings | None = self.settings_for(context)
-        except (ValidationError, TypeError):  # the turn's record holds: nothing to compare
-            current = None
+            current: StopSettings | tuple[str, ...] = self.settings_for(context)
+        except (ValidationError, TypeError):  # the turn's record holds; the fields are named
+            current = tuple(named_settings(context))
         return recorded_settings(state, type(self).__name__, current, run)
 
     def decide_step(

@@ -7,7 +7,7 @@ this module fails with an ImportError that says so.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, NotRequired, cast
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired, cast
 
 from typing_extensions import override
 
@@ -49,6 +49,10 @@ class StopOnArtifactState(AgentState[ResponseT]):
     stop_turn: NotRequired[Annotated[TurnRecord | None, PrivateStateAttr]]
 
 
+class MiddlewareOrderError(RuntimeError):
+    """Another middleware's ``before_model`` hook runs after the stop's: it would not see a stop."""
+
+
 class StopOnArtifactMiddleware(
     StopCore, AgentMiddleware[StopOnArtifactState[ResponseT], ContextT, ResponseT]
 ):
@@ -59,16 +63,26 @@ class StopOnArtifactMiddleware(
     ``polish`` one more model call runs, with no tools. It takes
     :class:`~stop_on_artifact.StopRouter`'s arguments, and ``on_model_call``.
 
-    Where it goes: last in ``middleware=``, after policies and after every middleware that
-    rewrites tool results (PII, summarization). Placed before such a ``before_model`` hook, a
-    hard stop waits for it and answers from what it left, in the model's place, so nothing it
-    redacts reaches the user in either order.
+    It goes last among the middleware with a ``before_model`` hook: a hard stop ends the run
+    there, so a hook after it (PII's redaction of tool results, a summary, a call limit) would
+    never see the step; the turn's first model call raises :class:`MiddlewareOrderError`
+    naming that hook. The ``wrap_*`` layers a setting turns off are not on the instance's class
+    (a layer costs about as much as a node): ``hard`` alone adds one ``before_model`` hook.
 
     Example: ``create_agent(model, tools, middleware=[StopOnArtifactMiddleware()])``.
     """
 
     state_schema = StopOnArtifactState  # type: ignore[assignment]
     calls_model_hook = True
+
+    if not TYPE_CHECKING:  # a type checker sees StopCore's keyword-only, typed signature
+
+        def __init__(self, **arguments: Any) -> None:
+            """Validate and keep the settings (StopCore's); take the layers they can use."""
+            super().__init__(**arguments)
+            settings, per_run = self.settings, self.per_run
+            model = per_run or settings.stop_mode == "polish" or self.on_model_call is not None
+            self.__class__ = _LAYERED[model, per_run or settings.retry_in_place]
 
     @property
     @override
@@ -85,15 +99,21 @@ class StopOnArtifactMiddleware(
         messages = state.get("messages", [])
         require_messages(messages)
         if starts_turn(messages):  # a new turn: record its settings; no tool has run yet
+            if later := _hooks_after(NODE):
+                msg = (
+                    f"{', '.join(later)} runs after {NODE} and would never see a hard stop's "
+                    "step: put StopOnArtifactMiddleware last in create_agent's middleware="
+                )
+                raise MiddlewareOrderError(msg)
             return self.turn_update(messages, runtime.context)
         if not isinstance(messages[-1], ToolMessage):
             return None
         settings = self.turn_settings(state)
         update: dict[str, Any] = self.decide_step(state, [], settings)
-        if is_hard_stop(update["stop_decision"], settings) and not _hooks_after(NODE):
+        if is_hard_stop(update["stop_decision"], settings):
             answer = AIMessage(content=self.answer(update["stop_decision"], messages))
             return {**update, "jump_to": "end", "messages": [answer]}
-        return update  # a hook after this one rewrites first; the model call answers then
+        return update
 
     @hook_config(can_jump_to=["end"])
     @override
@@ -103,15 +123,9 @@ class StopOnArtifactMiddleware(
         """Async twin of :meth:`before_model`."""
         return self.before_model(state, runtime)
 
-    def _answered(self, request: ModelRequest[Any]) -> ModelResponse[Any] | None:
-        """Return a hard stop's answer in the model's place, when a later hook ran first."""
-        state, messages = request.state, request.state.get("messages") or []
-        decision = cast("StopDecision | None", state.get("stop_decision"))
-        if decision is None or not messages or not isinstance(messages[-1], ToolMessage):
-            return None
-        if not is_hard_stop(decision, self.turn_settings(state)):
-            return None
-        return ModelResponse(result=[AIMessage(content=self.answer(decision, messages))])
+
+class _ModelLayer(StopOnArtifactMiddleware[Any, Any]):
+    """With ``wrap_model_call``: the polish call's tools and ``on_model_call``."""
 
     def _request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         return request.override(tools=[]) if self.polishing(request.state) else request
@@ -125,34 +139,31 @@ class StopOnArtifactMiddleware(
     @override
     def wrap_model_call(
         self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
-    ) -> ModelResponse[ResponseT]:
-        """Answer a waiting hard stop; unbind the tools for the polish call; ``on_model_call``."""
-        if (answered := self._answered(request)) is not None:
-            return answered
-        response = handler(self._request(request))
-        return cast("ModelResponse[ResponseT]", self._record(request, response))
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        """Unbind the tools for the one polish call after a stop; call ``on_model_call``."""
+        return cast("ModelResponse[Any]", self._record(request, handler(self._request(request))))
 
     @override
     async def awrap_model_call(
         self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
-    ) -> ModelResponse[ResponseT]:
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
         """Async twin of :meth:`wrap_model_call`."""
-        if (answered := self._answered(request)) is not None:
-            return answered
         response = await handler(self._request(request))
-        return cast("ModelResponse[ResponseT]", self._record(request, response))
+        return cast("ModelResponse[Any]", self._record(request, response))
+
+
+class _ToolLayer(StopOnArtifactMiddleware[Any, Any]):
+    """With ``wrap_tool_call``: in-place retries."""
 
     @override
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
     ) -> ToolResult:
         """Retry a transient call in place first, when the turn's ``retry_in_place`` is on."""
-        if not (self.per_run or self.settings.retry_in_place):
-            return handler(request)
         state = request.state if isinstance(request.state, dict) else {}
         return self.run_tool(lambda: handler(request), state)
 
@@ -163,23 +174,33 @@ class StopOnArtifactMiddleware(
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
         """Async twin of :meth:`wrap_tool_call`."""
-        if not (self.per_run or self.settings.retry_in_place):
-            return await handler(request)
         state = request.state if isinstance(request.state, dict) else {}
         return await self.arun_tool(lambda: handler(request), state)
 
 
-def _hooks_after(node: str) -> bool:
-    """Return whether another ``before_model`` hook runs after ``node`` in this graph.
+class _BothLayers(_ModelLayer, _ToolLayer):
+    """With both layers."""
 
-    Read from the running graph's channel names (``branch:to:<node>``, in the order
-    create_agent adds its nodes: the middleware's order); a graph read otherwise counts as
-    having one, which only costs the stop its early jump.
+
+_LAYERED: dict[tuple[bool, bool], type[Any]] = {
+    (False, False): StopOnArtifactMiddleware,
+    (True, False): _ModelLayer,
+    (False, True): _ToolLayer,
+    (True, True): _BothLayers,
+}
+
+
+def _hooks_after(node: str) -> list[str]:
+    """Return the ``before_model`` hooks that run after ``node`` in this create_agent graph.
+
+    Read from the running graph's channel names (``branch:to:<node>``, which create_agent adds
+    in the middleware's order); a graph read otherwise gives none.
     """
     try:
         channels = list(get_config()["configurable"]["__pregel_read"].args[1])
     except (RuntimeError, KeyError, AttributeError, IndexError, TypeError):
-        return True
-    hooks = [c for c in channels if c.startswith("branch:to:") and c.endswith(".before_model")]
-    mine = f"branch:to:{node}"
-    return mine not in hooks or hooks[-1] != mine
+        return []
+    prefix = "branch:to:"
+    hooks = [c[len(prefix) :] for c in channels if c.startswith(prefix)]
+    hooks = [h for h in hooks if h.endswith(".before_model")]
+    return hooks[hooks.index(node) + 1 :] if node in hooks else []

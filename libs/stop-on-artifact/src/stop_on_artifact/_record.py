@@ -110,12 +110,16 @@ def _warn(turn: str, run: str, fields: tuple[str, ...]) -> None:
 
 
 def recorded_settings(
-    state: Mapping[str, Any], owner: str, current: StopSettings | None = None, run: str = ""
+    state: Mapping[str, Any],
+    owner: str,
+    current: StopSettings | tuple[str, ...] | None = None,
+    run: str = "",
 ) -> StopSettings:
     """Return the settings the current turn runs under, from its record.
 
-    ``current``, what the running run's context resolves to, is compared: the fields that
-    differ are logged once per turn and run (``run``); ``owner`` is named in the error.
+    ``current``, what the running run's context resolves to (or the names of the fields it
+    set out of range), is compared: the fields that differ are logged once per turn and run
+    (``run``); ``owner`` is named in the error.
 
     Raises:
         StateSchemaError: If the state holds no record of this turn.
@@ -130,7 +134,9 @@ def recorded_settings(
         )
         raise StateSchemaError(msg)
     settings = _validated(tuple(sorted(record["settings"].items())))
-    if current is not None and current != settings:
+    if isinstance(current, tuple):
+        _warn(str(record["turn"]), run, current)
+    elif current is not None and current != settings:
         fields = StopSettings.model_fields
         changed = tuple(n for n in fields if getattr(current, n) != getattr(settings, n))
         _warn(str(record["turn"]), run, changed)

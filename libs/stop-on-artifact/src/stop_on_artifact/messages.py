@@ -18,7 +18,9 @@ from stop_on_artifact._artifact import (
     IN_PLACE_FIELD,
     NOT_DONE_FIELD,
     InvalidArtifactError,
+    contract,
     parse_artifact,
+    speaks,
 )
 
 __all__ = [
@@ -89,7 +91,7 @@ def model_call_count(messages: Sequence[BaseMessage]) -> int:
 
 def in_place_retries(message: ToolMessage) -> int:
     """Return how many in-place retries ran for ``message``'s call (0 when none)."""
-    artifact = message.artifact
+    artifact = contract(message.artifact)
     count = artifact.get(IN_PLACE_FIELD) if isinstance(artifact, dict) else None
     return count if type(count) is int and count > 0 else 0
 
@@ -127,15 +129,15 @@ class Verdict:
 
     @property
     def plain(self) -> bool:
-        """Whether the result carries no artifact: an input for the model, never a part."""
-        return self.message.artifact is None
+        """Whether the result's artifact (if any) is not the contract: an input, never a part."""
+        return not speaks(self.message.artifact)
 
 
 def judge(message: ToolMessage) -> Verdict:
     """Judge one ToolMessage (rule 1 of :func:`stop_on_artifact.decide`); never raises."""
     artifact: dict[str, Any] | None = None
     problem: str | None = None
-    if message.artifact is not None:
+    if speaks(message.artifact):
         try:
             artifact = parse_artifact(message.artifact)
         except InvalidArtifactError as exc:
@@ -169,7 +171,7 @@ class Part:
 
     @property
     def plain(self) -> bool:
-        """Whether the call's result carries no artifact (it is then no part)."""
+        """Whether the call's result does not speak the contract (it is then no part)."""
         return self.verdict is not None and self.verdict.plain
 
 
