@@ -19,20 +19,29 @@ import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
+    AutoModeMiddleware,
     ClearToolUsesEdit,
     ContextEditingMiddleware,
+    FilesystemFileSearchMiddleware,
+    HostExecutionPolicy,
     HumanInTheLoopMiddleware,
+    LLMToolEmulator,
     LLMToolSelectorMiddleware,
     ModelCallLimitMiddleware,
+    ModelChoice,
     ModelFallbackMiddleware,
+    ModelRefusalMiddleware,
     ModelRetryMiddleware,
+    ModelRouterMiddleware,
     PIIDetectionError,
     PIIMiddleware,
+    ShellToolMiddleware,
     SummarizationMiddleware,
     TodoListMiddleware,
     ToolCallLimitMiddleware,
@@ -40,6 +49,17 @@ from langchain.agents.middleware import (
     ToolErrorMiddleware,
     ToolRetryMiddleware,
 )
+from langchain_core.decisions import (
+    Answer,
+    BaseDecisionModel,
+    Choice,
+    ChoiceAnswer,
+    ClassifierResponse,
+    NoulAnswer,
+    Question,
+    State,
+)
+from langchain_core.exceptions import ModelRefusalError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, tool
@@ -137,12 +157,14 @@ class Booker:
 
     It retries ``book`` with the same arguments after any result but a completed one (a
     transient, an error, a result cleared by context editing), unless a limit told it not
-    to; ``fail_first`` calls raise before any reply. ``seen`` and ``bound`` keep what each
-    call saw: its messages and the names of its tools.
+    to; ``fail_first`` calls raise before any reply; with ``refuse`` it replies with a
+    refusal block. ``seen`` and ``bound`` keep what each call saw: its messages and the
+    names of its tools.
     """
 
     first: tuple[str, dict[str, Any]] | None = None
     fail_first: int = 0
+    refuse: bool = False
     seen: list[list[BaseMessage]] = field(default_factory=list)
     bound: list[list[str]] = field(default_factory=list)
 
@@ -153,6 +175,8 @@ class Booker:
         self.bound.append([t["function"]["name"] for t in tools if "function" in t])
         if len(self.seen) <= self.fail_first:
             raise ConnectionError("the model provider is down")
+        if self.refuse:
+            return AIMessage([{"type": "refusal", "refusal": "I will not book that."}])
         last, call_id = messages[-1], f"call_{len(self.seen)}"
         if not tools:
             return AIMessage(ANSWERED)
@@ -249,10 +273,11 @@ class Turn:
 
 
 Check = Callable[[Turn], None]
-Case = Callable[[], tuple[Stack, Check]]
+Case = Callable[[Path], tuple[Stack, Check]]
+"""A case builds its stack in a fresh directory (for the middleware that touch files)."""
 
 
-def model_call_limit() -> tuple[Stack, Check]:
+def model_call_limit(tmp: Path) -> tuple[Stack, Check]:
     def check(turn: Turn) -> None:
         assert turn.values["thread_model_call_count"] == 1
         second = turn.again("a table for three")
@@ -262,7 +287,7 @@ def model_call_limit() -> tuple[Stack, Check]:
     return Stack([ModelCallLimitMiddleware(thread_limit=3)], Booker()), check
 
 
-def tool_call_limit() -> tuple[Stack, Check]:
+def tool_call_limit(tmp: Path) -> tuple[Stack, Check]:
     def check(turn: Turn) -> None:
         assert turn.values["thread_tool_call_count"] == {"book": 1}
         second = turn.again("a table for three")  # blocked: back to the model, which answers
@@ -275,7 +300,7 @@ def tool_call_limit() -> tuple[Stack, Check]:
     return Stack([limit], Booker()), check
 
 
-def tool_retry() -> tuple[Stack, Check]:
+def tool_retry(tmp: Path) -> tuple[Stack, Check]:
     def check(turn: Turn) -> None:
         assert len(turn.stack.desk.calls) == 2  # raised once, retried in the same step
 
@@ -287,7 +312,7 @@ def on_error(exc: Exception, request: ToolCallRequest) -> str:
     return f"`{request.tool_call['name']}` failed ({type(exc).__name__}); try again."
 
 
-def tool_error() -> tuple[Stack, Check]:
+def tool_error(tmp: Path) -> tuple[Stack, Check]:
     def check(turn: Turn) -> None:
         errors = [m for m in turn.result["messages"] if isinstance(m, ToolMessage)][:1]
         assert [(m.status, message_text(m)) for m in errors] == [
@@ -300,7 +325,7 @@ def tool_error() -> tuple[Stack, Check]:
     return Stack([ToolErrorMiddleware(on_error)], Booker(), desk, model_calls=2), check
 
 
-def model_retry() -> tuple[Stack, Check]:
+def model_retry(tmp: Path) -> tuple[Stack, Check]:
     def check(turn: Turn) -> None:
         assert len(turn.stack.booker.seen) == 2  # the first attempt raised
 
@@ -308,7 +333,7 @@ def model_retry() -> tuple[Stack, Check]:
     return Stack([retry], Booker(fail_first=1)), check
 
 
-def model_fallback() -> tuple[Stack, Check]:
+def model_fallback(tmp: Path) -> tuple[Stack, Check]:
     primary = Booker(fail_first=99)
     fallback = Booker()
 
@@ -323,7 +348,7 @@ def model_fallback() -> tuple[Stack, Check]:
     return stack, check
 
 
-def context_editing() -> tuple[Stack, Check]:
+def context_editing(tmp: Path) -> tuple[Stack, Check]:
     def check(turn: Turn) -> None:
         retried = turn.stack.booker.seen[1]  # the model saw the transient result cleared
         assert [message_text(m) for m in retried if isinstance(m, ToolMessage)] == [CLEARED]
@@ -339,7 +364,7 @@ def context_editing() -> tuple[Stack, Check]:
 PLAN = {"todos": [{"content": "Book the table", "status": "in_progress"}]}
 
 
-def todo_list() -> tuple[Stack, Check]:
+def todo_list(tmp: Path) -> tuple[Stack, Check]:
     def check(turn: Turn) -> None:
         assert turn.result["todos"] == PLAN["todos"]
         assert "write_todos" in turn.stack.booker.bound[0]
@@ -354,7 +379,7 @@ def selector(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -
     return AIMessage("", tool_calls=[tool_call(schema, {"tools": ["book"]}, "select")])
 
 
-def tool_selector() -> tuple[Stack, Check]:
+def tool_selector(tmp: Path) -> tuple[Stack, Check]:
     chose = ScriptedChatModel(script=selector, model_name="selector")
 
     def check(turn: Turn) -> None:
@@ -362,6 +387,112 @@ def tool_selector() -> tuple[Stack, Check]:
 
     middleware = LLMToolSelectorMiddleware(model=chose, max_tools=1)
     return Stack([middleware], Booker(), tools=[get_weather, cancel]), check
+
+
+class Decisions(BaseDecisionModel):
+    """A decision model offline: a ``Noul`` answers ``noul``, a ``Choice`` picks ``choice``."""
+
+    model: str = "scripted-decisions"
+    noul: float = 0.0
+    choice: str = ""
+    asked: list[str] = []
+    """The questions' types, one entry per question asked."""
+
+    @property
+    def _provider(self) -> str:
+        return "scripted"
+
+    def _classify(self, state: State, questions: dict[str, Question]) -> ClassifierResponse:
+        answers: dict[str, Answer] = {}
+        for key, asked in questions.items():
+            self.asked.append(asked.type)
+            if isinstance(asked, Choice):
+                odds = {label: float(label == self.choice) for label in asked.criteria}
+                answers[key] = ChoiceAnswer(
+                    type="choice", choice=self.choice, probabilities=odds, confidence=1.0
+                )
+            else:
+                answers[key] = NoulAnswer(type="noul", noul=self.noul)
+        return ClassifierResponse(model=self.model, answers=answers)
+
+
+def model_refusal(tmp: Path) -> tuple[Stack, Check]:
+    def check(turn: Turn) -> None:
+        turn.stack.booker.refuse = True  # the next reply is a refusal: an error, by design
+        with pytest.raises(ModelRefusalError, match="I will not book that"):
+            turn.again("a table for three")
+
+    return Stack([ModelRefusalMiddleware()], Booker()), check
+
+
+def auto_mode(tmp: Path) -> tuple[Stack, Check]:
+    classifier = Decisions(noul=0.1)
+
+    def check(turn: Turn) -> None:
+        assert classifier.asked == ["noul"]  # the book call was classified, found low-risk
+
+    return Stack([AutoModeMiddleware(tools=["book"], classifier=classifier)], Booker()), check
+
+
+def model_router(tmp: Path) -> tuple[Stack, Check]:
+    fast = Booker()
+    choices = {
+        "fast": ModelChoice(model=ScriptedChatModel(script=fast, model_name="fast"), criteria="a"),
+        "deep": ModelChoice(model=ScriptedChatModel(script=Booker()), criteria="b"),
+    }
+    router = ModelRouterMiddleware(
+        choices=choices, instructions="Pick a model.", classifier=Decisions(choice="fast")
+    )
+
+    def check(turn: Turn) -> None:
+        assert turn.values["model_route"].choice == "fast"
+        reply = next(m for m in turn.result["messages"] if isinstance(m, AIMessage))
+        assert reply.response_metadata["model_name"] == "fast" and len(fast.seen) == 1
+
+    stack = Stack([router], fast)
+    stack.model = ScriptedChatModel(script=Booker(fail_first=99), model_name="unrouted")
+    return stack, check
+
+
+def emulated(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
+    return AIMessage("Emulated: light rain in Paris.")
+
+
+def tool_emulator(tmp: Path) -> tuple[Stack, Check]:
+    def check(turn: Turn) -> None:
+        weather = [m for m in turn.result["messages"] if isinstance(m, ToolMessage)][0]
+        assert message_text(weather) == "Emulated: light rain in Paris."
+
+    emulator = LLMToolEmulator(tools=["get_weather"], model=ScriptedChatModel(script=emulated))
+    booker = Booker(first=("get_weather", {"city": "Paris"}))
+    return Stack([emulator], booker, tools=[get_weather], model_calls=2), check
+
+
+def file_search(tmp: Path) -> tuple[Stack, Check]:
+    (tmp / "menu.md").write_text("# Menu\n\nSoup of the day.\n")
+
+    def check(turn: Turn) -> None:
+        found = [m for m in turn.result["messages"] if isinstance(m, ToolMessage)][0]
+        assert "menu.md" in message_text(found)
+
+    search = FilesystemFileSearchMiddleware(root_path=str(tmp), use_ripgrep=False)
+    booker = Booker(first=("glob_search", {"pattern": "*.md"}))
+    return Stack([search], booker, model_calls=2), check
+
+
+def shell_tool(tmp: Path) -> tuple[Stack, Check]:
+    def check(turn: Turn) -> None:
+        listed = [m for m in turn.result["messages"] if isinstance(m, ToolMessage)][0]
+        assert "hello" in message_text(listed)
+        assert (tmp / "closed").exists()  # after_agent ran: the hard stop ended the session
+
+    shell = ShellToolMiddleware(
+        workspace_root=tmp,
+        execution_policy=HostExecutionPolicy(),
+        shutdown_commands=["touch closed"],
+    )
+    booker = Booker(first=("shell", {"command": "echo hello"}))
+    return Stack([shell], booker, model_calls=2), check
 
 
 CASES: list[Case] = [
@@ -374,13 +505,20 @@ CASES: list[Case] = [
     context_editing,
     todo_list,
     tool_selector,
+    model_refusal,
+    auto_mode,
+    model_router,
+    tool_emulator,
+    file_search,
+    shell_tool,
 ]
 
 
+@pytest.mark.filterwarnings("ignore:The middleware `\\w+` is in beta")
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.__name__)
-def test_a_completed_call_ends_the_turn_beside(case: Case, mode: Mode) -> None:
-    stack, did_its_job = case()
+def test_a_completed_call_ends_the_turn_beside(case: Case, mode: Mode, tmp_path: Path) -> None:
+    stack, did_its_job = case(tmp_path)
     agent = stack.agent()
     result = run(agent, user("a table for two"), mode, thread())
     assert_ends_with_the_tools_text(result, booked("a table for two"), stack.model_calls)
