@@ -4,9 +4,16 @@ Issue 40, item 3. Each test builds ``create_agent`` (or ``create_deep_agent``) w
 middleware and ``StopOnArtifactMiddleware``, runs one turn with ``invoke`` and with
 ``ainvoke``, and shows: a completed call still ends the turn with the tool's text and no
 further model call; the other middleware still does its job; nothing crashes; no part is
-dropped or named "Not done" when every contract call settled. Where the order matters (PII on
-tool results, summarization) both orders run: the other middleware before the stop middleware
+dropped or named "Not done" when every contract call settled. PII, summarization and the
+model-call limit also run in both orders: the other middleware before the stop middleware
 (``last``, where its docstring puts it) and after it (``first``).
+
+Covered (langchain 1.5.2): Summarization, PII (input, output, tool results; redact, mask,
+hash, block), HumanInTheLoop, ModelCallLimit, ToolCallLimit, ToolRetry, ToolError,
+ModelRetry, ModelFallback, ModelRefusal, ContextEditing, TodoList, LLMToolSelector,
+LLMToolEmulator, AutoMode and ModelRouter (with an offline decision model), file search, the
+shell tool; and deepagents' stack. Not here: ProviderToolSearch, which needs a provider's
+server-side tool search (with no deferred tool it passes the request through).
 
 The agent's model is a :class:`Booker` script (book, retry what failed, else answer) that
 records what each call saw; the booking tool is a :class:`Desk` whose outcomes are set per
@@ -236,7 +243,7 @@ def agent_with(
 
 
 # ---------------------------------------------------------------------------------------
-# The table: one other middleware each, SOA last, invoke and ainvoke.
+# The table: one other middleware each, the stop middleware last, invoke and ainvoke.
 
 
 @dataclass
@@ -563,11 +570,23 @@ def summarizer(calls: list[int]) -> ScriptedChatModel:
     return ScriptedChatModel(script=script, model_name="summarizer")
 
 
-def summarizing(order: Order, desk: Desk, summaries: list[int]) -> Any:
-    middleware = SummarizationMiddleware(
-        summarizer(summaries), trigger=("messages", 4), keep=("messages", 2)
-    )
-    return agent_with([middleware], [desk.tool()], ScriptedChatModel(script=Booker()), order)
+@dataclass
+class Summarized:
+    """An agent whose summary (after 4 messages, keeping 2) replaces the turn's start."""
+
+    order: Order
+    desk: Desk
+    booker: Booker = field(default_factory=Booker)
+    summaries: list[int] = field(default_factory=list)
+    """The number of messages each summary call read."""
+
+    def agent(self) -> Any:
+        middleware = SummarizationMiddleware(
+            summarizer(self.summaries), trigger=("messages", 4), keep=("messages", 2)
+        )
+        model = ScriptedChatModel(script=self.booker)
+        tools = [self.desk.tool()]
+        return agent_with([middleware], tools, model, self.order, checkpointer=InMemorySaver())
 
 
 def summary_of(result: dict[str, Any]) -> list[HumanMessage]:
@@ -580,11 +599,12 @@ def summary_of(result: dict[str, Any]) -> list[HumanMessage]:
 def test_a_retry_summarized_mid_turn_still_ends_with_the_tools_text(
     order: Order, mode: Mode
 ) -> None:
-    desk, summaries = Desk(["transient", "completed"]), list[int]()
-    result = run(summarizing(order, desk, summaries), user("a table for two"), mode)
-    assert summaries and summary_of(result)  # the summary replaced the user's message
+    stack = Summarized(order, Desk(["transient", "completed"]))
+    result = run(stack.agent(), user("a table for two"), mode, thread())
+    assert stack.summaries and summary_of(result)  # the summary replaced the user's message
     assert "a table for two" not in [message_text(m) for m in result["messages"][:-1]]
-    assert desk.calls == ["a table for two", "a table for two"]
+    assert stack.desk.calls == ["a table for two", "a table for two"]
+    assert len(stack.booker.seen) == 2
     # The turn now starts at the summary: one of its two replies is left to count.
     assert_ends_with_the_tools_text(result, booked("a table for two"), 1)
 
@@ -594,13 +614,16 @@ def test_a_retry_summarized_mid_turn_still_ends_with_the_tools_text(
 def test_a_transient_call_summarized_away_still_spends_the_retry_budget(
     order: Order, mode: Mode
 ) -> None:
-    desk, summaries = Desk(["transient"]), list[int]()
-    result = run(summarizing(order, desk, summaries), user("a table for two"), mode)
+    stack = Summarized(order, Desk(["transient"]))
+    agent = stack.agent()
+    result = run(agent, user("a table for two"), mode, thread())
     assert_stopped(result, "retry_budget")
     assert_answer_is_settled_content(result)
-    assert len(summaries) >= 1 and summary_of(result)
-    assert len(desk.calls) == 3  # the first try and max_retries=2 more
+    assert len(stack.summaries) >= 1 and summary_of(result)
+    assert len(stack.desk.calls) == 3 and len(stack.booker.seen) == 3  # max_retries=2
     assert answer_of(result).endswith(RETRY_BUDGET_MESSAGE)
+    record = agent.get_state(thread()).values["stop_turn"]  # it outlived the summaries
+    assert sum(record["transients"].values()) == 3 and len(record["replies"]) == 3
 
 
 # ---------------------------------------------------------------------------------------
