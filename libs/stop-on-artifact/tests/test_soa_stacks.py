@@ -71,7 +71,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
-from stop_on_artifact import StopOnArtifactMiddleware, completed, transient
+from stop_on_artifact import MiddlewareOrderError, StopOnArtifactMiddleware, completed, transient
 from stop_on_artifact.messages import message_text
 from stop_on_artifact.testing import (
     ANSWERED,
@@ -535,17 +535,16 @@ def test_a_completed_call_ends_the_turn_beside(case: Case, mode: Mode, tmp_path:
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("order", ORDERS)
-def test_a_model_call_limit_the_turn_meets_exactly_still_lets_the_tool_answer(
-    order: Order, mode: Mode
-) -> None:
-    # The turn needs one model call and the limit allows one: the stop calls no model.
+def test_a_model_call_limit_the_turn_meets_exactly_is_checked_before_the_stop(mode: Mode) -> None:
+    # The limit's before_model hook runs before the stop's (the stop goes last): at exactly
+    # its run limit it ends the run with its notice, as it does without the stop (README).
     desk = Desk()
     limit = ModelCallLimitMiddleware(run_limit=1)
-    agent = agent_with([limit], [desk.tool()], ScriptedChatModel(script=Booker()), order)
+    agent = agent_with([limit], [desk.tool()], ScriptedChatModel(script=Booker()))
     result = run(agent, user("a table for two"), mode)
     assert desk.calls == ["a table for two"]
-    assert_ends_with_the_tools_text(result, booked("a table for two"), 1)
+    assert answer_of(result) == "Model call limits exceeded: run limit (1/1)"
+    assert "Not done" not in answer_of(result)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -595,11 +594,8 @@ def summary_of(result: dict[str, Any]) -> list[HumanMessage]:
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("order", ORDERS)
-def test_a_retry_summarized_mid_turn_still_ends_with_the_tools_text(
-    order: Order, mode: Mode
-) -> None:
-    stack = Summarized(order, Desk(["transient", "completed"]))
+def test_a_retry_summarized_mid_turn_still_ends_with_the_tools_text(mode: Mode) -> None:
+    stack = Summarized("last", Desk(["transient", "completed"]))
     result = run(stack.agent(), user("a table for two"), mode, thread())
     assert stack.summaries and summary_of(result)  # the summary replaced the user's message
     assert "a table for two" not in [message_text(m) for m in result["messages"][:-1]]
@@ -610,11 +606,8 @@ def test_a_retry_summarized_mid_turn_still_ends_with_the_tools_text(
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("order", ORDERS)
-def test_a_transient_call_summarized_away_still_spends_the_retry_budget(
-    order: Order, mode: Mode
-) -> None:
-    stack = Summarized(order, Desk(["transient"]))
+def test_a_transient_call_summarized_away_still_spends_the_retry_budget(mode: Mode) -> None:
+    stack = Summarized("last", Desk(["transient"]))
     agent = stack.agent()
     result = run(agent, user("a table for two"), mode, thread())
     assert_stopped(result, "retry_budget")
@@ -649,33 +642,72 @@ def pii(where: Where, strategy: Literal["block", "redact", "mask", "hash"]) -> P
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("strategy", ["redact", "mask", "hash"])
-@pytest.mark.parametrize("where", ["input", "output", "tool_results"])
-def test_pii_is_handled_in_the_answer(
-    where: Where, strategy: Strategy, order: Order, mode: Mode
-) -> None:
+@pytest.mark.parametrize("where", ["input", "tool_results"])
+def test_pii_is_handled_in_the_answer(where: Where, strategy: Strategy, mode: Mode) -> None:
     # input: the model books the redacted text; tool_results: the tool's text is redacted
-    # before anyone reads it; output: the answer, an AIMessage, is redacted on its way out.
+    # before the stop reads it (PII's before_model hook runs first: the stop goes last).
     desk = Desk()
     model = ScriptedChatModel(script=Booker())
-    agent = agent_with([pii(where, strategy)], [desk.tool()], model, order)
+    agent = agent_with([pii(where, strategy)], [desk.tool()], model)
     result = run(agent, user(f"a table for two, mail {EMAIL}"), mode)
     assert_stopped(result, "completed")
     assert_model_calls(result, 1)
     assert answer_of(result) == booked(f"a table for two, mail {SHOWN[strategy]}")
     assert len(desk.calls) == 1
-    if where != "output":  # the output rule rewrites the answer, not the tool's result
-        assert_answer_is_settled_content(result)
+    assert_answer_is_settled_content(result)
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("strategy", ["redact", "mask", "hash"])
+def test_output_redaction_reads_model_output_and_tool_results_redaction_covers_a_stop(
+    strategy: Strategy, mode: Mode
+) -> None:
+    # A hard stop answers with the tool's content, which no model wrote: apply_to_output
+    # (PII's after_model) never reads it, as it never reads a return_direct tool's. The
+    # README says so: apply_to_tool_results is what redacts what a stop answers with.
+    model = ScriptedChatModel(script=Booker())
+    alone = agent_with([pii("output", strategy)], [Desk().tool()], model)
+    result = run(alone, user(f"a table for two, mail {EMAIL}"), mode)
+    assert answer_of(result) == booked(f"a table for two, mail {EMAIL}")
+    both = PIIMiddleware(
+        "email", strategy=strategy, apply_to_output=True, apply_to_tool_results=True
+    )
+    result = run(agent_with([both], [Desk().tool()], model), user(f"mail {EMAIL}"), mode)
+    assert answer_of(result) == booked(f"mail {SHOWN[strategy]}")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "other",
+    [
+        lambda: pii("tool_results", "redact"),
+        lambda: pii("output", "redact"),
+        lambda: ModelCallLimitMiddleware(run_limit=5),
+        lambda: SummarizationMiddleware(
+            model=ScriptedChatModel(script=lambda m, t: AIMessage("summary")),
+            trigger=("messages", 4),
+            keep=("messages", 2),
+        ),
+    ],
+    ids=["pii_tool_results", "pii_output", "model_call_limit", "summarization"],
+)
+def test_a_before_model_hook_after_the_stop_is_refused_at_the_first_run(
+    other: Any, mode: Mode
+) -> None:
+    desk = Desk()
+    agent = agent_with([other()], [desk.tool()], ScriptedChatModel(script=Booker()), "first")
+    with pytest.raises(MiddlewareOrderError, match=r"\.before_model runs after .*last"):
+        run(agent, user(f"a table for two, mail {EMAIL}"), mode)
+    assert desk.calls == []  # nothing ran: the first model call was refused
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("where", ["input", "tool_results"])
-def test_pii_block_raises_by_design(where: Where, order: Order, mode: Mode) -> None:
+def test_pii_block_raises_by_design(where: Where, mode: Mode) -> None:
     desk = Desk()
     model = ScriptedChatModel(script=Booker())
-    agent = agent_with([pii(where, "block")], [desk.tool()], model, order)
+    agent = agent_with([pii(where, "block")], [desk.tool()], model)
     with pytest.raises(PIIDetectionError, match="email"):
         run(agent, user(f"a table for two, mail {EMAIL}"), mode)
     assert len(desk.calls) == (0 if where == "input" else 1)
