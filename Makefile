@@ -64,9 +64,9 @@ prod-lock: $(UV) ## Re-pin aegra/requirements.txt from aegra/requirements.in.
 		--python-platform x86_64-unknown-linux-gnu --generate-hashes --no-header --quiet \
 		-o aegra/requirements.txt
 
-test: install prod-env ## The whole suite: unit, dev server, Aegra; the pins; the library on newest and 0.6.6.
+test: install prod-env ## The whole suite: unit, dev server, Aegra; the pins; the library on newest, 0.6.6 and langchain.mcp.
 	$(RUN) pytest -n $(TEST_WORKERS) --dist loadscope
-	$(RUN) python -m tests.compat.run --only pins legacy-0.6.6 lib-newest lib-legacy-0.6.6
+	$(RUN) python -m tests.compat.run --only pins legacy-0.6.6 lib-newest lib-legacy-0.6.6 lib-langchain-mcp
 
 unit: install ## The in-process tests only, for the edit loop: about 2 minutes on 2 cores.
 	$(RUN) pytest tests/unit_tests libs/stop-on-artifact/tests -q --deselect tests/unit_tests/test_bench.py

@@ -11,7 +11,11 @@ Each environment is a throwaway virtualenv made with ``uv venv`` + ``uv pip inst
 - ``lib-newest`` and ``lib-legacy-0.6.6``: the library alone, as a user installs it
   (``pip install "libs/stop-on-artifact[langchain]"`` on the newest releases;
   ``pip install libs/stop-on-artifact`` beside langgraph 0.6.6 and langchain-core 0.3.67, its
-  declared lower bounds), running its own suite, ``libs/stop-on-artifact/tests``.
+  declared lower bounds), running its own suite, ``libs/stop-on-artifact/tests``;
+- ``lib-langchain-mcp``: the library with its ``[langchain-mcp]`` extra (langchain's own MCP
+  client, ``langchain.mcp``: fastmcp 4 on mcp 2.x, which cannot share an environment with
+  langchain-mcp-adapters and mcp 1.x), running the library's MCP, adopt and docs tests against
+  a real FastMCP 4 server; ``test_soa_mcp.py`` (the adapters) skips there.
 
 The library is installed normally, with its dependencies (never ``--no-deps``). The app goes
 in with ``uv pip install -e . --no-deps``; its other dependencies come from ``pyproject.toml``
@@ -51,7 +55,17 @@ MATRIX = "tests/unit_tests/test_matrix.py"
 LIBRARY_SUITE = "libs/stop-on-artifact/tests"
 TEST_TOOLS = ("pytest>=8", "pytest-asyncio>=0.23", "hypothesis>=6")
 REPORTED = ("langgraph", "langchain", "langchain-core", "langgraph-prebuilt", "langchain-groq")
-REPORTED += ("stop-on-artifact",)
+REPORTED += ("stop-on-artifact", "mcp", "fastmcp", "langchain-mcp-adapters")
+LIBRARY_TESTS = Path(LIBRARY_SUITE)
+MCP_SUITE = tuple(
+    str(LIBRARY_TESTS / name)
+    for name in (
+        "test_soa_langchain_mcp.py",  # langchain.mcp, a real FastMCP 4 server
+        "test_soa_mcp.py",  # langchain-mcp-adapters: skips, the adapters need mcp<2
+        "test_soa_adopt.py",
+        "test_soa_docs.py",  # the docs' langchain.mcp blocks run here, and only here
+    )
+)
 
 
 def library(extra: str = "") -> str:
@@ -74,6 +88,8 @@ class Environment:
     tests: tuple[str, ...] = (SUITE, MATRIX)
     app: bool = True
     """Install the app too (``-e . --no-deps``); False: the library alone, as a user has it."""
+    required: tuple[str, ...] = ()
+    """Modules the tests need here (``COMPAT_REQUIRED``): a missing one fails, never skips."""
 
 
 ENVIRONMENTS = (
@@ -103,6 +119,15 @@ ENVIRONMENTS = (
         project_deps=False,
         tests=(LIBRARY_SUITE,),
         app=False,
+    ),
+    Environment(
+        "lib-langchain-mcp",
+        (library("[langchain-mcp]"),),
+        upgrade=True,
+        project_deps=False,
+        tests=MCP_SUITE,
+        app=False,
+        required=("fastmcp",),
     ),
 )
 
@@ -192,6 +217,9 @@ def _read_junit(path: Path, result: Result) -> None:
             result.failed.append(f"{name}: {message[0] if message else 'failed'}")
         elif skipped is not None:
             reason = (skipped.get("message") or "").removeprefix("Skipped: ").strip()
+            found = re.search(r"'Skipped: (.*)'\)$", (skipped.text or "").strip())
+            if reason == "collection skipped" and found:  # a module's skip: its reason
+                reason = found[1]
             result.skipped.append(f"{name}: {reason}")
         else:
             result.passed += 1
@@ -225,7 +253,11 @@ def characterize(env: Environment, uv: str, keep: bool) -> Result:
 
         started = time.monotonic()
         junit = folder / "junit.xml"
-        test_env = {**os.environ, "COMPAT_UNRUNNABLE": ",".join(env.unrunnable)}
+        test_env = {
+            **os.environ,
+            "COMPAT_UNRUNNABLE": ",".join(env.unrunnable),
+            "COMPAT_REQUIRED": ",".join(env.required),
+        }
         test_env.pop("VIRTUAL_ENV", None)
         command = [
             str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from langchain_core.tools import BaseTool, ToolException, tool
+from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
 from soa_graphs import build, user
 from stop_on_artifact import adopt, completed
 from stop_on_artifact._adopt import FATAL_CONTENT, TRANSIENT_CONTENT
@@ -198,3 +199,50 @@ def test_when_marked_refuses_a_tool_that_has_the_argument_and_a_bad_stops() -> N
         adopt(ship, stops="when_marked")
     with pytest.raises(ValueError, match="stops must be"):
         adopt(lookup, stops="sometimes")  # type: ignore[arg-type]
+
+
+def mcp_tool(client_module: str, error: Exception) -> BaseTool:
+    """A tool shaped like an MCP client's (its coroutine's module names the client)."""
+
+    async def call_tool(query: str) -> tuple[str, None]:
+        raise error
+
+    call_tool.__module__ = client_module
+    return StructuredTool.from_function(
+        coroutine=call_tool,
+        name="search",
+        description="Search.",
+        response_format="content_and_artifact",
+    )
+
+
+def mcp_error(name: str, code: int) -> Exception:
+    """An exception named like mcp's (``McpError`` in 1.x, ``MCPError`` in 2.x) with its code."""
+    error_type: type[Exception] = type(name, (Exception,), {})
+    error = error_type(SECRET)
+    error.error = SimpleNamespace(code=code)  # type: ignore[attr-defined]
+    return error
+
+
+@pytest.mark.parametrize(
+    ("client", "error_name", "code"),
+    [
+        ("langchain_mcp_adapters.tools", "McpError", 408),  # mcp 1.x: HTTP's 408
+        ("langchain.mcp.tools", "MCPError", -32001),  # mcp 2.x (fastmcp 4): REQUEST_TIMEOUT
+    ],
+)
+async def test_an_mcp_request_timeout_is_transient_on_mcp_1_and_2(
+    client: str, error_name: str, code: int
+) -> None:
+    adopted = adopt(mcp_tool(client, mcp_error(error_name, code)))
+    call = {"name": "search", "args": {"query": "q"}, "id": "c1", "type": "tool_call"}
+    message = await adopted.ainvoke(call)
+    assert message.artifact == {"stop": False, "reason": "transient", "error": "TimeoutError"}
+    assert message.content == TRANSIENT_CONTENT
+
+
+async def test_another_mcp_error_is_raised_as_before() -> None:
+    adopted = adopt(mcp_tool("langchain.mcp.tools", mcp_error("MCPError", -32602)))
+    with pytest.raises(Exception, match="sk-live") as raised:
+        await adopted.ainvoke({"query": "q"})
+    assert type(raised.value).__name__ == "MCPError"

@@ -4,6 +4,12 @@ A page's blocks run in order in one fresh module namespace and assert what they 
 block followed by a ``text`` block must print exactly that text, any other prints nothing.
 A block that imports what is not installed here is skipped with its reason: langchain's
 agents or deepagents (the langgraph 0.6.6 environment), the MCP adapters (dev dependencies).
+
+The blocks that use langchain's own MCP client (``langchain.mcp``, on fastmcp 4 and mcp 2.x)
+cannot run beside the adapters (mcp 1.x): they are a page's second test, ``page.md:langchain.mcp``,
+run in their own namespace where fastmcp is installed (the lib-langchain-mcp compat env, which
+sets ``COMPAT_REQUIRED=fastmcp``: there a missing fastmcp fails) and skipped elsewhere. So each
+block runs in one environment or the other, never in neither.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
+import os
 import re
 import sys
 import types
@@ -22,6 +29,24 @@ from soa_graphs import has_middleware
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 BLOCK = re.compile(r"```(python|text)\n(.*?)```", flags=re.S)
 PAGES = sorted(DOCS.glob("*.md"))
+LANGCHAIN_MCP = "langchain.mcp"
+"""The variant of a page's blocks that use langchain's own MCP client."""
+
+
+def variant(code: str) -> str:
+    """Return ``LANGCHAIN_MCP`` for a block on langchain.mcp / fastmcp, else ``""``."""
+    found = re.search(r"^from (langchain\.mcp|fastmcp)\b|^import fastmcp\b", code, flags=re.M)
+    return LANGCHAIN_MCP if found else ""
+
+
+def variants() -> list[tuple[Path, str]]:
+    """Each page once per variant its Python blocks use."""
+    return [
+        (page, name)
+        for page in PAGES
+        for name in sorted({variant(code) for kind, code in BLOCK.findall(page.read_text("utf-8"))
+                            if kind == "python"})
+    ]  # fmt: skip
 
 
 def test_the_docs_folder_has_pages_with_python_blocks() -> None:
@@ -32,6 +57,12 @@ def test_the_docs_folder_has_pages_with_python_blocks() -> None:
 
 def missing(code: str) -> str | None:
     """Name what the block imports that is not installed here, or None."""
+    if variant(code) == LANGCHAIN_MCP:
+        if "fastmcp" in os.environ.get("COMPAT_REQUIRED", "").split(","):
+            return None  # the compat environment: a missing fastmcp fails when the block runs
+        if importlib.util.find_spec("fastmcp") is None or not has_middleware():
+            return "langchain[mcp] (fastmcp 4, mcp 2.x; the lib-langchain-mcp compat env)"
+        return None
     if re.search(r"^from langchain_mcp_adapters|^from mcp\b", code, flags=re.M):
         if importlib.util.find_spec("langchain_mcp_adapters") is None or not has_middleware():
             return "langchain-mcp-adapters"
@@ -43,16 +74,21 @@ def missing(code: str) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[page.name for page in PAGES])
-def test_the_page_runs_as_printed(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("page", "blocks"),
+    variants(),
+    ids=[f"{page.name}:{name}" if name else page.name for page, name in variants()],
+)
+def test_the_page_runs_as_printed(page: Path, blocks: str, monkeypatch: pytest.MonkeyPatch) -> None:
     found = BLOCK.findall(page.read_text("utf-8"))
-    for kind, code in found:
-        if kind == "python" and (needed := missing(code)) is not None:
+    chosen = [kind == "python" and variant(code) == blocks for kind, code in found]
+    for (_, code), run in zip(found, chosen, strict=True):
+        if run and (needed := missing(code)) is not None:
             pytest.skip(f"{page.name} needs {needed}, not installed here")
-    module = types.ModuleType(f"library_docs_{page.stem}")
+    module = types.ModuleType(f"library_docs_{page.stem}_{blocks.replace('.', '_')}".rstrip("_"))
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    for index, (kind, code) in enumerate(found):
-        if kind != "python":
+    for index, (_, code) in enumerate(found):
+        if not chosen[index]:
             continue
         assert "assert" in code, f"{page.name}: block {index} checks nothing"
         out = io.StringIO()

@@ -38,7 +38,10 @@ from stop_on_artifact.testing import (
     stop_decision,
 )
 
-pytest.importorskip("langchain_mcp_adapters", reason="langchain-mcp-adapters is a dev dependency")
+pytest.importorskip(
+    "langchain_mcp_adapters",
+    reason="langchain-mcp-adapters (the [mcp] extra, mcp 1.x; a dev dependency) is not installed",
+)
 from langchain_mcp_adapters.client import MultiServerMCPClient  # noqa: E402
 from langchain_mcp_adapters.tools import load_mcp_tools  # noqa: E402
 

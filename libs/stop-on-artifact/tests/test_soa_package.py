@@ -172,8 +172,15 @@ def test_the_wheel_holds_only_stop_on_artifact(tmp_path: Path) -> None:
         re.match(r"[A-Za-z0-9_.-]+", r)[0]: r  # type: ignore[index]
         for r in metadata.get_all("Requires-Dist") or []
     }
-    assert sorted(requires) == ["langchain", "langchain-core", "langgraph"]
-    assert "extra == 'langchain'" in requires["langchain"]
+    assert sorted(requires) == [
+        "deepagents", "langchain", "langchain-core", "langchain-mcp-adapters", "langgraph", "mcp",
+    ]  # fmt: skip
+    for requirement in metadata.get_all("Requires-Dist") or []:  # the core needs two libraries
+        core = requirement.startswith(("langchain-core", "langgraph"))
+        assert core != ("extra ==" in requirement), requirement
+    assert set(metadata.get_all("Provides-Extra") or []) == {
+        "langchain", "mcp", "langchain-mcp", "deepagents",
+    }  # fmt: skip
     assert ">=0.6.6" in requires["langgraph"] and "extra" not in requires["langgraph"]
     assert ">=0.3.67" in requires["langchain-core"] and "extra" not in requires["langchain-core"]
 

@@ -1,7 +1,7 @@
 """Adopt an existing tool: text on success and exceptions on failure become artifacts.
 
-An MCP tool (langchain-mcp-adapters) is adopted too: its error results and a request timeout
-(``McpError`` with code 408) are outcomes like exceptions.
+An MCP tool (either client) is adopted too: its error results and a request timeout (mcp 1.x's
+``McpError`` 408, mcp 2.x's ``MCPError`` -32001) are outcomes like exceptions.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ Errors = tuple[type[Exception], ...]
 _HANDLERS = ("handle_tool_error", "handle_validation_error")
 _COPIED = ("name", "description", "tags", "metadata", *_HANDLERS)
 _MCP_MODULES = ("langchain_mcp_adapters.", "langchain.mcp.")  # the two clients' tools
-_MCP_TIMEOUT = 408  # the code mcp's client gives a request that timed out
+_MCP_TIMEOUTS = (408, -32001)  # a timed-out request's code: mcp 1.x's client, mcp 2.x's
 Stops = bool | Literal["when_marked"]
 MARK_ARGUMENT = "final"
 """The optional argument ``adopt(tool, stops="when_marked")`` adds to the tool's schema."""
@@ -43,7 +43,7 @@ def _is_mcp(tool: BaseTool) -> bool:
 
 def _is_timeout(error: Exception) -> bool:
     code = getattr(getattr(error, "error", None), "code", None)
-    return type(error).__name__ in ("McpError", "MCPError") and code == _MCP_TIMEOUT
+    return type(error).__name__ in ("McpError", "MCPError") and code in _MCP_TIMEOUTS
 
 
 class _AdoptedTool(BaseTool):  # see adopt()
@@ -145,9 +145,9 @@ def adopt(
     ``InjectedToolCallId`` cannot be adopted.
 
     An MCP tool from langchain-mcp-adapters or ``langchain.mcp`` (which know nothing of the
-    contract) is adopted
-    the same way: its content on success (its structured content is dropped), an error result
-    read as :class:`MCPErrorResult` and a request timeout (``McpError`` 408) as ``TimeoutError``.
+    contract) is adopted the same way: its content on success (its structured content is
+    dropped), an error result read as :class:`MCPErrorResult` and a request timeout (mcp 1.x's
+    ``McpError`` 408, mcp 2.x's ``MCPError`` -32001) as ``TimeoutError``.
     With ``mcp_defaults`` (the default), ``TimeoutError`` is added to ``transient`` and
     ``MCPErrorResult`` to ``fatal`` unless listed in the other, so an error result not known to
     be transient is fatal; list ``MCPErrorResult`` in ``transient`` to retry error results instead.
