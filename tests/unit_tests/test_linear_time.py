@@ -275,6 +275,11 @@ def test_context_model_check_is_linear(value: Text) -> None:
 def test_search_lookup_and_redaction_are_linear() -> None:
     assert_linear(lookup, rep("checkpoint"))
     assert_linear(lookup, rep("puntos de control y InMemoryStore "))  # aliases, camel case
+    # Word forms: words that stem to a name's first word, a name of two words cut short,
+    # and one word of suffixes that each strip leaves for the next.
+    assert_linear(lookup, rep("streams streamed "))
+    assert_linear(lookup, rep("text text-splitters "))
+    assert_linear(lookup, rep("s", "inged"))
     message = rep("a@")
     assert_linear(lambda t: redact({"messages": [HumanMessage(t)]}), message)
     assert_linear(lambda t: sanitize_artifacts({"messages": [HumanMessage(t)]}), message)
