@@ -171,7 +171,6 @@ class TopicIndex:
                 mentions.append(Mention(start, start - length, topic))
         return mentions
 
-
     def _by_form(self, folded: str) -> list[tuple[int, int, str]]:
         """``(start, -length, topic)`` where the text's words are a name's words, by stem.
 

@@ -217,6 +217,10 @@ PART_INPUTS = {
     "unit-prices": rep("buy 3 x for 1 each and "),
     "telling-lines": rep("I am a. " * 200 + "\n"),
     "accented": rep("¿cómo é "),
+    # Rule 5: a clause beside a topic, each naming something; a sequence phrase each time.
+    "clauses-beside-topics": rep("store, then x y, "),
+    "sequence-phrases": rep("x after that store followed by "),
+    "articles-after-topics": rep("store puis le x "),
 }
 
 

@@ -10,9 +10,8 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 
 from agent.policy import SPEND_CAP_MESSAGE
-from agent.tools import TOOLS
+from agent.tools import TOOLS, topics
 from agent.tools.checkout import receipt
-from agent.tools import topics
 from agent.tools.search import knowledge_base, lookup, render_page
 from tests.support.extra_tools import SECRET, artifact_tool, plain, raiser
 from tests.unit_tests.conftest import build, run
