@@ -11,8 +11,9 @@
 
 ``ask`` (the default subcommand: a first argument that is not ``ask``, ``answer`` or
 ``check`` is the question) streams one run (``stream_mode=["updates", "custom"]``) and
-prints each ``stop_decision`` event as it arrives, then the answer, the node path and the
-model-call count. ``check`` runs the whole forced-outcome matrix
+prints each ``stop_decision`` event as it arrives, each with a line saying how its outcome
+came about (forced, drawn, refused, or a knowledge-base miss and what helps), then the
+answer, the node path and the model-call count. ``check`` runs the whole forced-outcome matrix
 (:data:`client.scenarios.SCENARIOS`) against the server and prints expected versus
 observed per graph. ``report`` adds up what the stops saved, from a LangSmith project
 (:mod:`client.report`, which lists its own exit statuses).
@@ -29,8 +30,10 @@ The server URL comes from ``--url``, else ``LANGGRAPH_URL``, else the first that
 the URL ``make dev`` wrote to ``.langgraph_api/dev-url`` (it serves on 2024, or on a free
 port when 2024 is taken), the URL ``make prod`` wrote to ``.langgraph_api/prod-url``, and
 ``http://127.0.0.1:2024``. A ``server:`` line names the server and where its URL came from
-(``server: http://127.0.0.1:2026 (make prod)``) in ``check`` and ``answer``. When none
-answers, the error names each URL it tried and where it came from, and both ways to start one.
+(``server: http://127.0.0.1:2026 (make prod)``): on standard output in ``check`` and
+``answer``, on standard error in ``ask`` (whose standard output is the run and its answer).
+When none answers, the error names each URL it tried and where it came from, and both ways to
+start one.
 A server that needs a key gets it from ``LANGGRAPH_API_KEY``, which ``langgraph_sdk`` sends as
 ``x-api-key``.
 
@@ -53,7 +56,7 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,6 +128,8 @@ class Observation:
         decisions: The ``stop_decision`` custom events, in order.
         values: The thread's state values after the run.
         pending: The thread's pending interrupts after the run (``{"id", "value"}``).
+        artifacts: Each tool call's artifact, by tool-call id, as the ``updates`` stream
+            carried its ToolMessage (an MCP tool's one level down, as the library reads it).
     """
 
     graph: str
@@ -133,6 +138,7 @@ class Observation:
     decisions: list[dict[str, Any]] = field(default_factory=list)
     values: dict[str, Any] = field(default_factory=dict)
     pending: list[dict[str, Any]] = field(default_factory=list)
+    artifacts: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def approval(self) -> dict[str, Any] | None:
@@ -321,20 +327,48 @@ def run_error_text(error: object) -> str:
     return f"run failed ({kind}): {message}" if message else f"run failed ({kind})"
 
 
-def _read(
-    part: Any, seen: Observation, on_decision: Callable[[dict[str, Any]], None] | None
-) -> str | None:
-    """Take one streamed part into the observation; return an error event's text."""
+DecisionHook = Callable[[dict[str, Any], Mapping[str, dict[str, Any]]], None]
+"""Called with a ``stop_decision`` event and the artifacts of the calls streamed so far."""
+
+
+def _artifacts_of(update: object) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(tool_call_id, artifact)`` for each serialized ToolMessage in one node's update."""
+    messages = update.get("messages") if isinstance(update, dict) else None
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict) or message.get("type") != "tool":
+            continue
+        artifact = message.get("artifact")
+        inner = artifact.get("structured_content") if isinstance(artifact, dict) else None
+        artifact = inner if isinstance(inner, dict) else artifact  # an MCP tool's artifact
+        if isinstance(artifact, dict) and message.get("tool_call_id"):
+            yield str(message["tool_call_id"]), artifact
+
+
+def _read(part: Any, seen: Observation, held: list[dict[str, Any]]) -> str | None:
+    """Take one streamed part into the observation; return an error event's text.
+
+    A decision is held in ``held`` until the next ``updates`` part: in ``legacy`` it is
+    streamed just before the ``tools`` update that carries its calls' artifacts.
+    """
     data = part.data
     if part.event == "updates" and isinstance(data, dict):
         seen.path.extend(str(node) for node in data)
+        for update in data.values():
+            seen.artifacts.update(_artifacts_of(update))
     elif part.event == "custom" and isinstance(data, dict) and "stop_decision" in data:
         seen.decisions.append(data["stop_decision"])
-        if on_decision is not None:
-            on_decision(data["stop_decision"])
+        held.append(data["stop_decision"])
     elif part.event == "error":
         return run_error_text(data)
     return None
+
+
+def _release(held: list[dict[str, Any]], seen: Observation, hook: DecisionHook | None) -> None:
+    """Hand the held decisions to ``hook``, with the artifacts streamed so far."""
+    if hook is not None:
+        for decision in held:
+            hook(decision, seen.artifacts)
+    held.clear()
 
 
 def _raise_if_failed(joined: object, run: Any) -> None:
@@ -354,7 +388,7 @@ async def stream_run(
     context: dict[str, Any] | None = None,
     *,
     thread_id: str | None = None,
-    on_decision: Callable[[dict[str, Any]], None] | None = None,
+    on_decision: DecisionHook | None = None,
     replay: bool = False,
     resume: object = None,
     seen: Observation | None = None,
@@ -367,7 +401,9 @@ async def stream_run(
         query: The user message (ignored when ``resume`` is given).
         context: The run's context (any :class:`agent.context.Context` fields).
         thread_id: Continue this thread; a new thread when None.
-        on_decision: Called with each ``stop_decision`` event as it arrives.
+        on_decision: Called with each ``stop_decision`` event as it arrives (once the
+            update that follows it, which carries its calls' artifacts, is read), and the
+            artifacts by tool-call id.
         resume: Resume the thread's pending interrupt with this value
             (``command={"resume": resume}``) instead of sending ``query``.
         seen: An observation to continue (its path and decisions grow); a new one when
@@ -403,10 +439,14 @@ async def stream_run(
         else:
             parts = client.runs.stream(thread_id, graph, **request)
         failed: str | None = None
+        held: list[dict[str, Any]] = []
         # Read the stream to its end even after an error event: leaving the SDK's stream
         # open makes its generator's cleanup print a traceback at exit.
         async for part in parts:
-            failed = _read(part, seen, on_decision) or failed
+            failed = _read(part, seen, held) or failed
+            if part.event == "updates":
+                _release(held, seen, on_decision)
+        _release(held, seen, on_decision)
         if failed is not None:
             raise RunFailedError(failed)
         state = await client.threads.get_state(thread_id)
@@ -1034,9 +1074,9 @@ async def _settle(
     """
     context = _turn_context(seen, context_from(args) if args.command == "ask" else {})
 
-    def say(decision: dict[str, Any]) -> None:
+    def say(decision: dict[str, Any], artifacts: Mapping[str, dict[str, Any]]) -> None:
         print(_describe(decision), file=out)
-        print(outcome_note(decision, context), file=out, flush=True)
+        print(outcome_note(decision, context, artifacts), file=out, flush=True)
 
     while (request := seen.approval) is not None:
         print(describe_approval(request), file=out, flush=True)
@@ -1076,12 +1116,47 @@ async def _settle(
     return EXIT_OK
 
 
-def outcome_note(decision: dict[str, Any], context: dict[str, Any]) -> str:
-    """Say how the outcome behind a decision came about, and how to force one.
+MISS_HELP = (
+    "ask about a topic it has, as in “How does a checkpointer work?” "
+    "(its topics: agent/tools/data/knowledge_base.json)"
+)
+"""What helps after a knowledge-base miss: a question that names one of its topics."""
+
+
+def _misses(decision: dict[str, Any], artifacts: Mapping[str, dict[str, Any]]) -> int:
+    """How many of the calls the decision answers from found no page (``cause: no_match``)."""
+    calls = decision.get("answer_from") or [decision.get("tool_call_id")]
+    return sum(1 for call in calls if (artifacts.get(str(call)) or {}).get("cause") == "no_match")
+
+
+def _drawn_failures(decision: dict[str, Any], artifacts: Mapping[str, dict[str, Any]]) -> bool:
+    """Whether a call the decision answers from failed by its draw (not by a miss)."""
+    calls = [*(decision.get("answer_from") or [decision.get("tool_call_id")])]
+    calls += decision.get("unsettled") or []
+    for call in calls:
+        artifact = artifacts.get(str(call)) or {}
+        if artifact.get("reason") in ("fatal", "transient") and artifact.get("cause") != "no_match":
+            return True
+    return False
+
+
+def outcome_note(
+    decision: dict[str, Any],
+    context: dict[str, Any],
+    artifacts: Mapping[str, dict[str, Any]] | None = None,
+) -> str:
+    """Say how the outcome behind a decision came about, and what would change it.
+
+    A knowledge-base miss (a search whose artifact says ``cause: no_match``) is named as one,
+    with what helps (a question naming a topic the knowledge base has): forcing an outcome
+    or another seed cannot turn a miss into a page, so ``--force-outcome success`` is offered
+    only when a call failed by its draw.
 
     Args:
         decision: A streamed ``stop_decision``.
         context: The run context the client sent.
+        artifacts: The run's artifacts by tool-call id, as streamed; None when unknown
+            (a miss is then inferred only from a forced success that ended fatal).
 
     Returns:
         An indented line for under the decision.
@@ -1090,17 +1165,30 @@ def outcome_note(decision: dict[str, Any], context: dict[str, Any]) -> str:
         return "  outcome: rejected by the person asked to approve it (nothing charged)"
     if decision.get("reason") == "policy_block":
         return "  outcome: refused by the spend-cap policy before the tool ran (nothing drawn)"
+    misses = 0 if artifacts is None else _misses(decision, artifacts)
+    miss = ""
+    if misses:
+        which = "the search" if misses == 1 else f"{misses} searches"
+        miss = (
+            f"; {which} found no page in the knowledge base (a knowledge-base miss: no "
+            f"--force-outcome or --seed changes that); {MISS_HELP}"
+        )
     forced = context.get("force_outcome")
     if forced is not None:
         shown = forced if isinstance(forced, str) else ",".join(forced)
+        if miss:
+            return f"  outcome: forced by --force-outcome {shown}{miss}"
         missed = decision.get("reason") == "fatal" and "fatal" not in shown.split(",")
         why = " (the lookup ran and found no page: a miss is fatal)" if missed else ""
         return f"  outcome: forced by --force-outcome {shown}{why}"
     mix = ", ".join(f"{share:.0%} {name}" for name, share in DEFAULT_WEIGHTS.items())
     seed = context.get("seed", DEFAULT_SEED)
-    return (
-        f"  outcome: drawn at random ({mix}; seed {seed}); force one with --force-outcome success"
-    )
+    drawn = f"  outcome: drawn at random ({mix}; seed {seed})"
+    if not miss:
+        return drawn + "; force one with --force-outcome success"
+    if _drawn_failures(decision, artifacts or {}):
+        return drawn + miss + "; force the other calls' outcomes with --force-outcome success"
+    return drawn + miss
 
 
 def connect(url: str) -> LangGraphClient:
@@ -1121,14 +1209,16 @@ def connect(url: str) -> LangGraphClient:
 
 
 async def _run(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    url, _ = await find_server(args.url)
+    url, source = await find_server(args.url)
+    # On standard error: standard output is the run and its answer, piped or compared.
+    print(f"server: {url} ({source})", file=sys.stderr, flush=True)
     graph = str(args.graph)
     client = connect(url)
     context = context_from(args)
 
-    def show(decision: dict[str, Any]) -> None:
+    def show(decision: dict[str, Any], artifacts: Mapping[str, dict[str, Any]]) -> None:
         print(_describe(decision), file=out)
-        print(outcome_note(decision, context), file=out, flush=True)
+        print(outcome_note(decision, context, artifacts), file=out, flush=True)
 
     try:
         seen = await stream_run(
