@@ -826,8 +826,10 @@ def _add_url_flag(parser: argparse.ArgumentParser) -> None:
         "--url",
         default=None,
         help=(
-            f"server URL (default: ${URL_ENV}, else the one `make dev` wrote to "
-            f"{DEV_URL_FILE.relative_to(PROJECT)} if it answers, else {DEFAULT_URL})"
+            f"server URL (default: ${URL_ENV}, else the first that answers of the URLs "
+            f"`make dev` and `make prod` wrote to {DEV_URL_FILE.relative_to(PROJECT)} and "
+            f"{PROD_URL_FILE.relative_to(PROJECT)}, and {DEFAULT_URL}; the server: line "
+            "says which)"
         ),
     )
 
@@ -841,23 +843,30 @@ def parser() -> argparse.ArgumentParser:
     top = _Parser(
         prog=INVOCATION,
         description=(
-            "Ask a running LangGraph server a question (`ask`, the default: the first "
-            "argument may be the question itself), or run the forced-outcome matrix "
-            "against it (`check`)."
+            "Talk to a running LangGraph server: the one `make dev` or `make prod` started "
+            "(found as --url says), or --url. `ask` (the default: the first argument may be "
+            "the question itself) sends a question; `answer` answers a paused approval; "
+            "`check` runs the forced-outcome matrix; `report` adds up what the stops saved, "
+            "over the server's threads (the default, no key needed) or a LangSmith project "
+            "(--project)."
         ),
     )
     commands = top.add_subparsers(dest="command", required=True)
     ask = commands.add_parser(
         "ask",
-        help="send one query and watch its stop decisions",
+        help="send one question and watch its stop decisions (the default subcommand)",
         description=(
-            "Send one query to a running LangGraph server, print each stop decision as it "
-            "streams in, then the answer, node path and model-call count."
+            "Send one question to a running LangGraph server (its `server:` line goes to "
+            "standard error), print each stop decision as it streams in with how its outcome "
+            "came about, then the answer, node path and model-call count. A context flag "
+            "not given sends nothing: the run gets the default shown."
         ),
     )
     ask.add_argument("query", help="the user message")
     _add_url_flag(ask)
-    ask.add_argument("--graph", choices=GRAPHS, default="legacy", help="default: legacy")
+    ask.add_argument(
+        "--graph", choices=GRAPHS, default="legacy", help="the graph (default: %(default)s)"
+    )
     ask.add_argument("--thread-id", help="continue this thread (default: a new one)")
     _add_context_flags(ask)
     _add_answer_flags(ask)
@@ -870,8 +879,10 @@ def parser() -> argparse.ArgumentParser:
         ),
     )
     _add_url_flag(answer)
-    answer.add_argument("--graph", choices=GRAPHS, default="legacy", help="default: legacy")
-    answer.add_argument("--thread-id", required=True, help="the paused thread")
+    answer.add_argument(
+        "--graph", choices=GRAPHS, default="legacy", help="the graph (default: %(default)s)"
+    )
+    answer.add_argument("--thread-id", required=True, help="the paused thread (required)")
     _add_answer_flags(answer)
     check = commands.add_parser(
         "check",
@@ -885,8 +896,16 @@ def parser() -> argparse.ArgumentParser:
     report.add_flags(
         commands.add_parser(
             "report",
-            help="add up what the stops saved, from a LangSmith project",
-            description="Add up what the stops saved over a period: client/report.py.",
+            help=(
+                "add up what the stops saved: over the running server's threads by default, "
+                "or a LangSmith project (--project)"
+            ),
+            description=(
+                "Add up what the stops saved over a period (client/report.py): by default "
+                "over the threads of the server python -m client finds (no key needed); with "
+                "--project or $LANGSMITH_PROJECT, over that LangSmith project's traced runs "
+                "(needs LANGSMITH_API_KEY)."
+            ),
         )
     )
     return top
@@ -896,35 +915,56 @@ def _add_answer_flags(parser: argparse.ArgumentParser) -> None:
     """Add ``--approve`` / ``--reject REASON``: how to answer a pending approval."""
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
-        "--approve", action="store_true", help="approve every action of a pending approval"
+        "--approve",
+        action="store_true",
+        help=f"approve every action of a pending approval (default: {_NO_ANSWER})",
     )
     group.add_argument(
         "--reject",
         metavar="REASON",
-        help="reject every action of a pending approval, with this reason ('' for none)",
+        help=(
+            "reject every action of a pending approval, with this reason ('' for none) "
+            f"(default: {_NO_ANSWER})"
+        ),
     )
 
 
+_NO_ANSWER = "neither: a prompt per action at a terminal, else the command that answers later"
+"""What a pending approval gets without ``--approve`` or ``--reject``."""
+
+
 def _add_context_flags(parser: argparse.ArgumentParser) -> None:
-    """Add one flag per ``Context`` field (:data:`client.context_flags.FIELDS`)."""
+    """Add one flag per ``Context`` field (:data:`client.context_flags.FIELDS`).
+
+    Each help ends with the field's default, the value a run gets when the flag is not
+    given: the client then sends nothing for it and the server's ``Context`` default holds.
+    """
+    kinds: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "str": str}
     for flag in FIELDS:
+        # "%" is argparse's format character in a help text.
+        default = f"(default: {flag.default})".replace("%", "%%")
         if flag.kind == "outcomes":
+            mix = ", ".join(f"{share:.0%} {name}" for name, share in DEFAULT_WEIGHTS.items())
+            mix = mix.replace("%", "%%")
             parser.add_argument(
                 flag.flag,
                 type=_outcomes,
                 action="append",
                 metavar="OUTCOME[,OUTCOME...]",
                 help="force tool outcomes in call order (repeatable or comma list): success, "
-                "transient (retryable is the same), fatal",
+                "transient (retryable is the same), fatal (default: none: each drawn at random, "
+                f"{mix}, seeded by --seed)",
             )
         elif flag.kind == "bool":
             parser.add_argument(
-                flag.flag, action="store_true", default=None, help=flag.help or None
+                flag.flag, action="store_true", default=None, help=f"{flag.help} {default}"
             )
         else:
-            kinds: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "str": str}
             parser.add_argument(
-                flag.flag, type=kinds[flag.kind], choices=flag.choices, help=flag.help or None
+                flag.flag,
+                type=kinds[flag.kind],
+                choices=flag.choices,
+                help=f"{flag.help} {default}",
             )
 
 
@@ -932,7 +972,7 @@ def _add_check_flags(parser: argparse.ArgumentParser) -> None:
     """Add the flags of ``python -m client check``."""
     _add_url_flag(parser)
     parser.add_argument(
-        "--graph", choices=GRAPHS, action="append", help="repeatable; default: every graph"
+        "--graph", choices=GRAPHS, action="append", help="repeatable (default: every graph)"
     )
     parser.add_argument("--model", help="context model for every run (default: the server's)")
     parser.add_argument(
@@ -940,15 +980,20 @@ def _add_check_flags(parser: argparse.ArgumentParser) -> None:
         action="append",
         choices=[s.name for s in SCENARIOS],
         metavar="NAME",
-        help="run only this scenario (repeatable; default: all)",
+        help="run only this scenario, repeatable (default: all)",
     )
     parser.add_argument(
         "--compare",
         choices=get_args(Compare),
         default="full",
-        help="full: decision, path, model calls and answer parts; decision: action and rule",
+        help=(
+            "full: decision, path, model calls and answer parts; decision: action and rule "
+            "(default: %(default)s)"
+        ),
     )
-    parser.add_argument("--concurrency", type=int, default=8, help="runs in flight at once")
+    parser.add_argument(
+        "--concurrency", type=int, default=8, help="runs in flight at once (default: %(default)s)"
+    )
 
 
 def context_from(args: argparse.Namespace) -> dict[str, Any]:

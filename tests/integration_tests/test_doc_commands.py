@@ -227,6 +227,7 @@ def test_every_bash_line_runs_as_printed(
         args = [str(ROOT / ".venv" / "bin" / "python"), *shlex.split(line)[1:]]
     else:
         args = ["bash", "-c", line]
+    before = git_status()
     done = subprocess.run(
         args,
         cwd=ROOT,
@@ -236,6 +237,20 @@ def test_every_bash_line_runs_as_printed(
         timeout=600,
     )
     assert done.returncode == 0, f"{where}: {line}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    # A newcomer who follows the page ends with the clone as git had it (charts and the
+    # server's files land where git ignores them).
+    assert git_status() == before, f"{where}: {line} changed git status"
+
+
+def git_status() -> str:
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done.stdout if done.returncode == 0 else ""
 
 
 # --- outputs shown: compared with what the block prints ------------------------------------

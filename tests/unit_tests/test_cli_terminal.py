@@ -390,3 +390,49 @@ def test_a_decision_is_shown_with_its_calls_artifacts(parts: list[Part]) -> None
     assert len(shown) == 1 and "a knowledge-base miss" in shown[0]
     assert seen.artifacts == {"c0": MISS}
     assert len(seen.decisions) == 1
+
+
+@pytest.mark.parametrize("command", cli.COMMANDS)
+def test_every_flag_of_every_subcommand_shows_its_default(command: str) -> None:
+    top = cli.parser()
+    [commands] = [a for a in top._actions if isinstance(a, argparse._SubParsersAction)]
+    sub = commands.choices[command]
+    for action in sub._actions:
+        if action.option_strings and action.help != argparse.SUPPRESS and action.dest != "help":
+            shown = sub._get_formatter()._expand_help(action)
+            assert "(default: " in shown or "(required)" in shown, (command, action.dest)
+            assert "(default: None)" not in shown, (command, action.dest)  # one a person reads
+
+
+@pytest.mark.parametrize(
+    ("flag", "default"),
+    [
+        ("--stop-mode", "hard"),
+        ("--spend-cap", "500"),
+        ("--max-retries", "2"),
+        ("--seed", "0"),
+        ("--on-policy-block", "refuse"),
+        ("--graph", "legacy"),
+    ],
+)
+def test_ask_help_shows_the_context_defaults(
+    flag: str, default: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shown = help_of("ask", capsys=capsys)
+    after = shown.split(f" {flag} ", 1)[1]
+    assert after.split(" --", 1)[0].endswith(f"(default: {default})")
+
+
+def test_the_help_says_what_report_reads_by_default(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    top = " ".join(capsys.readouterr().out.split())
+    assert "report add up what the stops saved: over the running server's threads by default" in top
+    assert "`ask` (the default" in top
+    assert "reads the threads" not in top or "LangSmith" in top
+    listed = subprocess.run(
+        ["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    )
+    [report] = [line for line in listed.stdout.splitlines() if line.startswith("report ")]
+    assert "server's threads" in report and "no key needed" in report
+    assert report.index("server's threads") < report.index("LangSmith")
