@@ -173,7 +173,7 @@ NAMES_NOTHING = frozenset(
     | {"simple", "simply", "quickly", "step", "steps", "first", "firstly", "second", "secondly"}
     | {"third", "next", "after", "afterwards", "afterward", "before", "later", "finally"}
     | {"lastly", "last", "start", "begin", "difference", "differences", "between", "pros"}
-    | {"cons", "like", "well", "ok", "okay", "now", "again", "too", "either", "both"}
+    | {"cons", "like", "well", "ok", "okay", "now", "again", "either", "both"}
     | {"el", "la", "los", "las", "un", "una", "unos", "unas", "de", "del", "al", "en", "con"}
     | {"sin", "sobre", "para", "es", "son", "ser", "esta", "estan", "funciona", "funcionan"}
     | {"funcionar", "usa", "usan", "usar", "se", "mi", "tu", "su", "sus", "primero", "primera"}

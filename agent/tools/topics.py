@@ -26,6 +26,7 @@ _JOINS_WORDS = frozenset(" -_'\t\u2019")
 _MIN_STEM = 3
 """Shortest stem a suffix is cut down to: ``uses`` is ``us``, ``is`` stays ``is``."""
 _NO_UNDOUBLE = frozenset("lsz")
+"""Doubled letters a cut keeps: ``call`` from ``called``, ``pass`` from ``passing``."""
 
 
 def _fold_table() -> dict[int, str]:
