@@ -24,7 +24,8 @@ separates two parts only where the text says a new part begins:
    and neither is a purchase: ``first sharding, then checkpointers``, ``sharding and then
    checkpointers``, ``after sharding, checkpointers``, ``before checkpointers, explain
    sharding``. Searched whole, the topic would answer and the other side vanish; apart, it
-   is searched and named as not found.
+   is searched and named as not found. Not when the topic's side only tells (``I use a
+   checkpointer, and my app is slow. Why?``): apart, it would not be searched.
 
 Anywhere else the words stay inside one part, so an item (``buy salt and pepper for 5``) or
 a topic (``what is a checkpointer and how does it work``, ``human-in-the-loop, explained``)
@@ -323,6 +324,26 @@ class _Piece:
         """Whether words ``low..high`` hold a word that may name something to look up."""
         return self._first(self.naming, low, high) is not None
 
+    @cached_property
+    def _unlike_telling(self) -> tuple[list[int], list[int], list[int]]:
+        """Where words are no greeting, where a word asks, where (in the text) a ``?`` or ``¿``."""
+        words = self.words
+        return (
+            [i for i, word in enumerate(words) if word not in words_of.GREETINGS],
+            [i for i, word in enumerate(words) if word in words_of.ASKING],
+            [at for at, char in enumerate(self.text) if char in "?\u00bf"],
+        )
+
+    def tells(self, low: int, high: int) -> bool:
+        """:func:`_tells` for words ``low..high``, by bisection: no scan of the words."""
+        other, asking, marks = self._unlike_telling
+        if self._first(other, low, high) is None:
+            return True
+        if self.words[low] not in words_of.SUBJECTS:
+            return False
+        mark = self._first(marks, self.starts[low], self.end(high) - 1)
+        return mark is None and self._first(asking, low, high) is None
+
     def names_topic(self, low: int, high: int) -> bool:
         """Whether words ``low..high`` hold a whole knowledge-base topic name or alias."""
         return bool(self.mentions_in(low, high))
@@ -512,9 +533,13 @@ class _Reader:
         # the other side vanish. A side that names nothing ("..., explained"), or follows the
         # topic and points back to it ("... has a checkpointer. Why does it lose state?"),
         # asks about the topic: it stays. One before the topic has nothing to point back to.
+        # A topic side that only tells is context for the other side: together they stay.
         low, high = (right, reach) if named[0] else (first, left)
         if not piece.names_something(low, high):
             return False
+        topic = (first, left) if named[0] else (right, reach)
+        if piece.tells(*topic):
+            return False  # apart, "I use a checkpointer" would not be searched: keep its topic
         # A question after the topic reads "le" as "it" ("et comment le configurer"); a bare
         # clause reads it as "the" ("puis le sharding").
         return not named[0] or not piece.points_back(low, high, articles=piece.opens(low))

@@ -170,6 +170,7 @@ NAMES_NOTHING = frozenset(
     | {"worked", "use", "uses", "used", "using", "usage", "mean", "means", "happen", "happens"}
     | {"make", "makes", "get", "gets", "go", "goes", "explained", "explanation", "described"}
     | {"example", "examples", "detail", "details", "detailed", "briefly", "brief", "short"}
+    | {"code", "sample", "samples", "snippet", "snippets", "demo", "overview", "summary"}
     | {"simple", "simply", "quickly", "step", "steps", "first", "firstly", "second", "secondly"}
     | {"third", "next", "after", "afterwards", "afterward", "before", "later", "finally"}
     | {"lastly", "last", "start", "begin", "difference", "differences", "between", "pros"}

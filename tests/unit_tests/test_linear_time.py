@@ -221,6 +221,7 @@ PART_INPUTS = {
     "clauses-beside-topics": rep("store, then x y, "),
     "sequence-phrases": rep("x after that store followed by "),
     "articles-after-topics": rep("store puis le x "),
+    "telling-topic-lines": rep("I store" + ", x y" * 450 + "\n"),  # each cut asks if it tells
 }
 
 

@@ -7,11 +7,12 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from agent import question
 from agent.models import OfflineChatModel, parse_buy
 from agent.question import MAX_PARTS, TOO_MANY, UNCLEAR_TITLE, amount, read_question
 from agent.tools import TOOLS
 from agent.tools.checkout import checkout
-from agent.tools.search import knowledge_base, lookup
+from agent.tools.search import knowledge_base, lookup, topic_index
 from bench.queries import load
 from tests.support.graph_runs import build, run
 
@@ -103,6 +104,11 @@ PHRASINGS: dict[str, list[Call]] = {
     "the pros and cons of checkpointers": [search("the pros and cons of checkpointers")],
     "Qu'est-ce qu'un checkpointer et comment le configurer ?": [
         search("Qu'est-ce qu'un checkpointer et comment le configurer ?")
+    ],
+    "Explain streaming in detail, with code": [search("Explain streaming in detail, with code")],
+    # A topic named only to set the context stays with the question it sets.
+    "I use a checkpointer, and my app is slow. Why?": [
+        search("I use a checkpointer, and my app is slow. Why?")
     ],
     # After ";" a bare topic stays a search, as it always was.
     "buy a laptop for 900; buy a mouse for 20; store": [
@@ -591,3 +597,21 @@ async def test_a_question_it_cannot_read_runs_no_tool(graph_name: str) -> None:
     answer = observed.answer.content
     assert isinstance(answer, str) and answer.startswith(UNCLEAR_TITLE)
     assert in_order(answer, "“a laptop”", "“a mouse”")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I use a checkpointer, and my app is slow. Why?",
+        "Hola, gracias. I want the store ? it",
+        "We run it ¿qué es? my store, thanks , we need x",
+    ],
+)
+def test_a_span_tells_as_its_part_would(text: str) -> None:
+    """The bisecting check rule 5 uses agrees with the part's own, on every span."""
+    piece = question._Piece(text, topic_index())
+    for low in range(len(piece.words)):
+        for high in range(low, len(piece.words)):
+            assert piece.tells(low, high) == question._tells(
+                piece, low, high, piece.slice(low, high)
+            ), (low, high)
