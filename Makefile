@@ -89,7 +89,7 @@ e2e: install ## The check matrix against a dev server on real Groq (needs GROQ_A
 compat: install ## The characterization suite on the article's pins, newest, 0.6.6; the library alone.
 	$(RUN) python -m tests.compat.run
 
-report: install ## What the stops saved, from LangSmith (ARGS="--project stop-on-artifact --since 24h").
+report: install ## What the stops saved, over the running server's threads (no key needed); ARGS="--project NAME --since 24h" reads a LangSmith project.
 	@$(RUN) python -m client report $(ARGS)
 
 clean: ## Remove the environments and caches (not .prod/ state).

@@ -18,10 +18,19 @@ separates two parts only where the text says a new part begins:
    work`` and ``... y cómo funciona`` stay one question);
 3. ``also`` follows a comma, a sentence end or ``and`` (``..., and also ...``);
 4. both sides name a knowledge-base topic and neither is a purchase
-   (``checkpointer and interrupts``).
+   (``checkpointer and interrupts``);
+5. one side names a knowledge-base topic and the other, not pointing back, names something
+   else (a word beyond :data:`~agent.vocabulary.NAMES_NOTHING` and the other word lists),
+   and neither is a purchase: ``first sharding, then checkpointers``, ``sharding and then
+   checkpointers``, ``after sharding, checkpointers``, ``before checkpointers, explain
+   sharding``. Searched whole, the topic would answer and the other side vanish; apart, it
+   is searched and named as not found. Not when the topic's side only tells (``I use a
+   checkpointer, and my app is slow. Why?``): apart, it would not be searched.
 
 Anywhere else the words stay inside one part, so an item (``buy salt and pepper for 5``) or
-a topic (``what is a checkpointer and how does it work``) is read whole. A part is then:
+a topic (``what is a checkpointer and how does it work``, ``human-in-the-loop, explained``)
+is read whole. So every clause that names something is searched (or bought) or named as
+not found: none is answered only through another clause's topic. A part is then:
 
 - ``<tool>: <text>`` for a bound tool (it runs to the end of its ``;`` part or line);
 - a purchase, when it holds ``buy`` or its Spanish, German or French form (a question-word
@@ -93,6 +102,19 @@ _FILLER_STEPS = 3
 _MAX_COUNT_DIGITS = 6
 _FRAGMENT_SKIP = words_of.JOINING | frozenset({"or", "o", "u", "oder", "ou", "vs", "versus"})
 """Words a topic's own search does not start with: ``checkpointer or store`` gives ``store``."""
+_NAME_NOTHING = (
+    words_of.NAMES_NOTHING
+    | words_of.QUESTION_WORDS
+    | words_of.OPENERS
+    | words_of.BACK_REFERENCES
+    | words_of.FILLERS
+    | words_of.GREETINGS
+    | words_of.SUBJECTS
+    | words_of.ASKING
+    | words_of.WANT_VERBS
+    | _FRAGMENT_SKIP
+)
+"""Words that name nothing a search could look up: what is left of a clause names something."""
 
 
 @dataclass(frozen=True)
@@ -242,6 +264,15 @@ class _Piece:
         return joins
 
     @cached_property
+    def naming(self) -> list[int]:
+        """The places of words that may name something (``sharding``, not ``first``)."""
+        return [
+            i
+            for i, word in enumerate(self.words)
+            if word not in _NAME_NOTHING and any(map(str.isalnum, word))
+        ]
+
+    @cached_property
     def back(self) -> list[int]:
         """The places of ``it``, ``they``, ``that`` and the like."""
         return [i for i, word in enumerate(self.words) if word in words_of.BACK_REFERENCES]
@@ -274,11 +305,44 @@ class _Piece:
         """The first price word among ``low..high`` whose next word (also in) is a price."""
         return self._first(self.prices, low, high - 1)
 
-    def points_back(self, low: int, high: int) -> bool:
-        """Whether words ``low..high`` hold ``it``, ``they``, ``that`` or the like."""
+    @cached_property
+    def pronouns(self) -> list[int]:
+        """The places of back references that are no article (not French ``le``)."""
+        return [i for i in self.back if self.words[i] not in words_of.BACK_REFERENCES_ARTICLES]
+
+    def points_back(self, low: int, high: int, *, articles: bool = True) -> bool:
+        """Whether words ``low..high`` hold ``it``, ``they``, ``that`` or the like.
+
+        With ``articles=False`` a back reference that is also an article (``le``) does not
+        count.
+        """
         if self.words[high] in words_of.BACK_REFERENCES_LAST:
             return True
-        return self._first(self.back, low, high) is not None
+        return self._first(self.back if articles else self.pronouns, low, high) is not None
+
+    def names_something(self, low: int, high: int) -> bool:
+        """Whether words ``low..high`` hold a word that may name something to look up."""
+        return self._first(self.naming, low, high) is not None
+
+    @cached_property
+    def _unlike_telling(self) -> tuple[list[int], list[int], list[int]]:
+        """Where words are no greeting, where a word asks, where (in the text) a ``?`` or ``¿``."""
+        words = self.words
+        return (
+            [i for i, word in enumerate(words) if word not in words_of.GREETINGS],
+            [i for i, word in enumerate(words) if word in words_of.ASKING],
+            [at for at, char in enumerate(self.text) if char in "?\u00bf"],
+        )
+
+    def tells(self, low: int, high: int) -> bool:
+        """:func:`_tells` for words ``low..high``, by bisection: no scan of the words."""
+        other, asking, marks = self._unlike_telling
+        if self._first(other, low, high) is None:
+            return True
+        if self.words[low] not in words_of.SUBJECTS:
+            return False
+        mark = self._first(marks, self.starts[low], self.end(high) - 1)
+        return mark is None and self._first(asking, low, high) is None
 
     def names_topic(self, low: int, high: int) -> bool:
         """Whether words ``low..high`` hold a whole knowledge-base topic name or alias."""
@@ -447,7 +511,7 @@ class _Reader:
         return texts if len(texts) > 1 else []
 
     def _splits(self, piece: _Piece, first: int, left: int, right: int, reach: int) -> bool:
-        """Whether words ``first..left`` and ``right..reach`` are two parts (rules 1, 2, 4)."""
+        """Whether words ``first..left`` and ``right..reach`` are two parts (rules 1, 2, 4, 5)."""
         if self._ends_in_price(piece, first, left):
             return True
         if piece.words[right] in words_of.BUY_VERBS or piece.tool_at(right, self.tools):
@@ -457,12 +521,28 @@ class _Reader:
             if reach - right > 1 or piece.names_topic(right, reach):
                 return True
         purchase = piece.buy(first, reach) is not None or piece.price(first, reach) is not None
-        return (
-            bool(self.topics)
-            and not purchase
-            and piece.names_topic(first, left)
-            and piece.names_topic(right, reach)
-        )
+        if not self.topics or purchase:
+            return False
+        named = piece.names_topic(first, left), piece.names_topic(right, reach)
+        if all(named):
+            return True
+        if not any(named):
+            return False  # searched whole: a miss quotes both sides
+        # Rule 5: one side names a topic, the other names something of its own ("first
+        # sharding, then checkpointers"): searched whole, the topic would answer alone and
+        # the other side vanish. A side that names nothing ("..., explained"), or follows the
+        # topic and points back to it ("... has a checkpointer. Why does it lose state?"),
+        # asks about the topic: it stays. One before the topic has nothing to point back to.
+        # A topic side that only tells is context for the other side: together they stay.
+        low, high = (right, reach) if named[0] else (first, left)
+        if not piece.names_something(low, high):
+            return False
+        topic = (first, left) if named[0] else (right, reach)
+        if piece.tells(*topic):
+            return False  # apart, "I use a checkpointer" would not be searched: keep its topic
+        # A question after the topic reads "le" as "it" ("et comment le configurer"); a bare
+        # clause reads it as "the" ("puis le sharding").
+        return not named[0] or not piece.points_back(low, high, articles=piece.opens(low))
 
     def _ends_in_price(self, piece: _Piece, first: int, left: int) -> bool:
         """Whether words ``first..left`` are a purchase that ends with its price."""

@@ -8,7 +8,7 @@ leading ``¿`` or ``¡`` dropped. :mod:`agent.question` says what each set does.
 from __future__ import annotations
 
 JOINING = frozenset(
-    {"and", "&", "also", "then", "plus"}
+    {"and", "&", "also", "then", "plus", "besides"}
     | {"y", "e", "tambien", "ademas", "luego", "despues"}
     | {"und", "sowie", "auch", "dann", "danach", "außerdem", "ausserdem"}
     | {"et", "aussi", "puis", "ensuite"}
@@ -20,8 +20,18 @@ JOINING_PHRASES: tuple[tuple[str, ...], ...] = (
     ("asi", "como"),
     ("ainsi", "que"),
     ("de", "meme", "que"),
+    ("after", "that"),
+    ("after", "this"),
+    ("despues", "de", "eso"),
+    ("apres", "ca"),
+    ("apres", "cela"),
+    ("followed", "by"),
+    ("along", "with"),
+    ("together", "with"),
+    ("in", "addition", "to"),
 )
-"""Several words that join as one: ``as well as``, ``así como``, ``ainsi que``."""
+"""Several words that join as one: ``as well as``, ``así como``, ``ainsi que``, and the
+``after that`` of a sequence (its ``that`` points at the part before, not into its own)."""
 
 ALSO = frozenset({"also"})
 """After a comma, a sentence end or another joining word, always a new part."""
@@ -64,6 +74,10 @@ BACK_REFERENCES = frozenset(
 )
 """Words that point back to what was asked before: ``it``, ``eso``, ``er``, ``ça``, and
 the ``which`` of a choice ("X or Y, which should I use?")."""
+
+BACK_REFERENCES_ARTICLES = frozenset({"le"})
+"""Back references that are articles too (French ``le``): ``puis le sharding`` names a new
+thing, so they do not keep a clause that names one with the part before."""
 
 BACK_REFERENCES_LAST = frozenset({"es"})
 """Back references only as a clause's last word (German ``es``; Spanish ``es`` is "is")."""
@@ -144,3 +158,36 @@ GREETINGS = frozenset(
     | {"guten", "tag", "bonjour", "salut", "coucou", "merci"}
 )
 """Words a greeting is made of: a part of only these asks nothing (``Hola,``)."""
+
+NAMES_NOTHING = frozenset(
+    {"a", "an", "the", "of", "in", "on", "at", "to", "from", "with", "without", "about", "into"}
+    | {"by", "as", "is", "are", "was", "were", "be", "been", "am", "do", "does", "did", "done"}
+    | {"have", "has", "had", "can", "could", "should", "would", "will", "may", "might", "must"}
+    | {"not", "no", "yes", "me", "you", "your", "us", "our", "some", "any", "all", "every"}
+    | {"each", "other", "others", "else", "too", "very", "just", "only", "really", "so", "such"}
+    | {"same", "own", "rest", "everything", "anything", "something", "thing", "things", "stuff"}
+    | {"etc", "way", "ways", "more", "most", "one", "ones", "work", "works", "working"}
+    | {"worked", "use", "uses", "used", "using", "usage", "mean", "means", "happen", "happens"}
+    | {"make", "makes", "get", "gets", "go", "goes", "explained", "explanation", "described"}
+    | {"example", "examples", "detail", "details", "detailed", "briefly", "brief", "short"}
+    | {"code", "sample", "samples", "snippet", "snippets", "demo", "overview", "summary"}
+    | {"simple", "simply", "quickly", "step", "steps", "first", "firstly", "second", "secondly"}
+    | {"third", "next", "after", "afterwards", "afterward", "before", "later", "finally"}
+    | {"lastly", "last", "start", "begin", "difference", "differences", "between", "pros"}
+    | {"cons", "like", "well", "ok", "okay", "now", "again", "either", "both"}
+    | {"el", "la", "los", "las", "un", "una", "unos", "unas", "de", "del", "al", "en", "con"}
+    | {"sin", "sobre", "para", "es", "son", "ser", "esta", "estan", "funciona", "funcionan"}
+    | {"funcionar", "usa", "usan", "usar", "se", "mi", "tu", "su", "sus", "primero", "primera"}
+    | {"antes", "entonces", "mas", "ejemplo", "ejemplos", "explicar"}
+    | {"der", "die", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "ist"}
+    | {"sind", "war", "funktioniert", "funktionieren", "benutzt", "nutzt", "verwendet", "mit"}
+    | {"ohne", "uber", "von", "zu", "im", "am", "auf", "erst", "zuerst", "vorher", "nachher"}
+    | {"spater", "noch", "mehr", "beispiel", "es", "mir", "mich"}
+    | {"le", "les", "l'", "une", "des", "du", "d'", "est", "sont", "fonctionne", "fonctionnent"}
+    | {"marche", "marchent", "utilise", "utiliser", "avec", "sans", "sur", "dans", "au", "aux"}
+    | {"d'abord", "abord", "apres", "avant", "enfin", "plus", "exemple", "moi"}
+)
+"""Words that name no thing of their own: articles, prepositions, helpers, order words
+(``first``, ``after``, ``before``, ``zuerst``, ``d'abord``) and the verbs every question uses
+(``work``, ``use``, ``funciona``). A clause with any other word (beyond the sets above)
+names something: it is searched, or named as not found, never dropped."""

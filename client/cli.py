@@ -11,8 +11,9 @@
 
 ``ask`` (the default subcommand: a first argument that is not ``ask``, ``answer`` or
 ``check`` is the question) streams one run (``stream_mode=["updates", "custom"]``) and
-prints each ``stop_decision`` event as it arrives, then the answer, the node path and the
-model-call count. ``check`` runs the whole forced-outcome matrix
+prints each ``stop_decision`` event as it arrives, each with a line saying how its outcome
+came about (forced, drawn, refused, or a knowledge-base miss and what helps), then the
+answer, the node path and the model-call count. ``check`` runs the whole forced-outcome matrix
 (:data:`client.scenarios.SCENARIOS`) against the server and prints expected versus
 observed per graph. ``report`` adds up what the stops saved, from a LangSmith project
 (:mod:`client.report`, which lists its own exit statuses).
@@ -29,8 +30,10 @@ The server URL comes from ``--url``, else ``LANGGRAPH_URL``, else the first that
 the URL ``make dev`` wrote to ``.langgraph_api/dev-url`` (it serves on 2024, or on a free
 port when 2024 is taken), the URL ``make prod`` wrote to ``.langgraph_api/prod-url``, and
 ``http://127.0.0.1:2024``. A ``server:`` line names the server and where its URL came from
-(``server: http://127.0.0.1:2026 (make prod)``) in ``check`` and ``answer``. When none
-answers, the error names each URL it tried and where it came from, and both ways to start one.
+(``server: http://127.0.0.1:2026 (make prod)``): on standard output in ``check`` and
+``answer``, on standard error in ``ask`` (whose standard output is the run and its answer).
+When none answers, the error names each URL it tried and where it came from, and both ways to
+start one.
 A server that needs a key gets it from ``LANGGRAPH_API_KEY``, which ``langgraph_sdk`` sends as
 ``x-api-key``.
 
@@ -53,7 +56,7 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,6 +128,8 @@ class Observation:
         decisions: The ``stop_decision`` custom events, in order.
         values: The thread's state values after the run.
         pending: The thread's pending interrupts after the run (``{"id", "value"}``).
+        artifacts: Each tool call's artifact, by tool-call id, as the ``updates`` stream
+            carried its ToolMessage (an MCP tool's one level down, as the library reads it).
     """
 
     graph: str
@@ -133,6 +138,7 @@ class Observation:
     decisions: list[dict[str, Any]] = field(default_factory=list)
     values: dict[str, Any] = field(default_factory=dict)
     pending: list[dict[str, Any]] = field(default_factory=list)
+    artifacts: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def approval(self) -> dict[str, Any] | None:
@@ -321,20 +327,48 @@ def run_error_text(error: object) -> str:
     return f"run failed ({kind}): {message}" if message else f"run failed ({kind})"
 
 
-def _read(
-    part: Any, seen: Observation, on_decision: Callable[[dict[str, Any]], None] | None
-) -> str | None:
-    """Take one streamed part into the observation; return an error event's text."""
+DecisionHook = Callable[[dict[str, Any], Mapping[str, dict[str, Any]]], None]
+"""Called with a ``stop_decision`` event and the artifacts of the calls streamed so far."""
+
+
+def _artifacts_of(update: object) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(tool_call_id, artifact)`` for each serialized ToolMessage in one node's update."""
+    messages = update.get("messages") if isinstance(update, dict) else None
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict) or message.get("type") != "tool":
+            continue
+        artifact = message.get("artifact")
+        inner = artifact.get("structured_content") if isinstance(artifact, dict) else None
+        artifact = inner if isinstance(inner, dict) else artifact  # an MCP tool's artifact
+        if isinstance(artifact, dict) and message.get("tool_call_id"):
+            yield str(message["tool_call_id"]), artifact
+
+
+def _read(part: Any, seen: Observation, held: list[dict[str, Any]]) -> str | None:
+    """Take one streamed part into the observation; return an error event's text.
+
+    A decision is held in ``held`` until the next ``updates`` part: in ``legacy`` it is
+    streamed just before the ``tools`` update that carries its calls' artifacts.
+    """
     data = part.data
     if part.event == "updates" and isinstance(data, dict):
         seen.path.extend(str(node) for node in data)
+        for update in data.values():
+            seen.artifacts.update(_artifacts_of(update))
     elif part.event == "custom" and isinstance(data, dict) and "stop_decision" in data:
         seen.decisions.append(data["stop_decision"])
-        if on_decision is not None:
-            on_decision(data["stop_decision"])
+        held.append(data["stop_decision"])
     elif part.event == "error":
         return run_error_text(data)
     return None
+
+
+def _release(held: list[dict[str, Any]], seen: Observation, hook: DecisionHook | None) -> None:
+    """Hand the held decisions to ``hook``, with the artifacts streamed so far."""
+    if hook is not None:
+        for decision in held:
+            hook(decision, seen.artifacts)
+    held.clear()
 
 
 def _raise_if_failed(joined: object, run: Any) -> None:
@@ -354,7 +388,7 @@ async def stream_run(
     context: dict[str, Any] | None = None,
     *,
     thread_id: str | None = None,
-    on_decision: Callable[[dict[str, Any]], None] | None = None,
+    on_decision: DecisionHook | None = None,
     replay: bool = False,
     resume: object = None,
     seen: Observation | None = None,
@@ -367,7 +401,9 @@ async def stream_run(
         query: The user message (ignored when ``resume`` is given).
         context: The run's context (any :class:`agent.context.Context` fields).
         thread_id: Continue this thread; a new thread when None.
-        on_decision: Called with each ``stop_decision`` event as it arrives.
+        on_decision: Called with each ``stop_decision`` event as it arrives (once the
+            update that follows it, which carries its calls' artifacts, is read), and the
+            artifacts by tool-call id.
         resume: Resume the thread's pending interrupt with this value
             (``command={"resume": resume}``) instead of sending ``query``.
         seen: An observation to continue (its path and decisions grow); a new one when
@@ -403,10 +439,14 @@ async def stream_run(
         else:
             parts = client.runs.stream(thread_id, graph, **request)
         failed: str | None = None
+        held: list[dict[str, Any]] = []
         # Read the stream to its end even after an error event: leaving the SDK's stream
         # open makes its generator's cleanup print a traceback at exit.
         async for part in parts:
-            failed = _read(part, seen, on_decision) or failed
+            failed = _read(part, seen, held) or failed
+            if part.event == "updates":
+                _release(held, seen, on_decision)
+        _release(held, seen, on_decision)
         if failed is not None:
             raise RunFailedError(failed)
         state = await client.threads.get_state(thread_id)
@@ -786,8 +826,10 @@ def _add_url_flag(parser: argparse.ArgumentParser) -> None:
         "--url",
         default=None,
         help=(
-            f"server URL (default: ${URL_ENV}, else the one `make dev` wrote to "
-            f"{DEV_URL_FILE.relative_to(PROJECT)} if it answers, else {DEFAULT_URL})"
+            f"server URL (default: ${URL_ENV}, else the first that answers of the URLs "
+            f"`make dev` and `make prod` wrote to {DEV_URL_FILE.relative_to(PROJECT)} and "
+            f"{PROD_URL_FILE.relative_to(PROJECT)}, and {DEFAULT_URL}; the server: line "
+            "says which)"
         ),
     )
 
@@ -801,23 +843,30 @@ def parser() -> argparse.ArgumentParser:
     top = _Parser(
         prog=INVOCATION,
         description=(
-            "Ask a running LangGraph server a question (`ask`, the default: the first "
-            "argument may be the question itself), or run the forced-outcome matrix "
-            "against it (`check`)."
+            "Talk to a running LangGraph server: the one `make dev` or `make prod` started "
+            "(found as --url says), or --url. `ask` (the default: the first argument may be "
+            "the question itself) sends a question; `answer` answers a paused approval; "
+            "`check` runs the forced-outcome matrix; `report` adds up what the stops saved, "
+            "over the server's threads (the default, no key needed) or a LangSmith project "
+            "(--project)."
         ),
     )
     commands = top.add_subparsers(dest="command", required=True)
     ask = commands.add_parser(
         "ask",
-        help="send one query and watch its stop decisions",
+        help="send one question and watch its stop decisions (the default subcommand)",
         description=(
-            "Send one query to a running LangGraph server, print each stop decision as it "
-            "streams in, then the answer, node path and model-call count."
+            "Send one question to a running LangGraph server (its `server:` line goes to "
+            "standard error), print each stop decision as it streams in with how its outcome "
+            "came about, then the answer, node path and model-call count. A context flag "
+            "not given sends nothing: the run gets the default shown."
         ),
     )
     ask.add_argument("query", help="the user message")
     _add_url_flag(ask)
-    ask.add_argument("--graph", choices=GRAPHS, default="legacy", help="default: legacy")
+    ask.add_argument(
+        "--graph", choices=GRAPHS, default="legacy", help="the graph (default: %(default)s)"
+    )
     ask.add_argument("--thread-id", help="continue this thread (default: a new one)")
     _add_context_flags(ask)
     _add_answer_flags(ask)
@@ -830,8 +879,10 @@ def parser() -> argparse.ArgumentParser:
         ),
     )
     _add_url_flag(answer)
-    answer.add_argument("--graph", choices=GRAPHS, default="legacy", help="default: legacy")
-    answer.add_argument("--thread-id", required=True, help="the paused thread")
+    answer.add_argument(
+        "--graph", choices=GRAPHS, default="legacy", help="the graph (default: %(default)s)"
+    )
+    answer.add_argument("--thread-id", required=True, help="the paused thread (required)")
     _add_answer_flags(answer)
     check = commands.add_parser(
         "check",
@@ -845,8 +896,16 @@ def parser() -> argparse.ArgumentParser:
     report.add_flags(
         commands.add_parser(
             "report",
-            help="add up what the stops saved, from a LangSmith project",
-            description="Add up what the stops saved over a period: client/report.py.",
+            help=(
+                "add up what the stops saved: over the running server's threads by default, "
+                "or a LangSmith project (--project)"
+            ),
+            description=(
+                "Add up what the stops saved over a period (client/report.py): by default "
+                "over the threads of the server python -m client finds (no key needed); with "
+                "--project or $LANGSMITH_PROJECT, over that LangSmith project's traced runs "
+                "(needs LANGSMITH_API_KEY)."
+            ),
         )
     )
     return top
@@ -856,35 +915,56 @@ def _add_answer_flags(parser: argparse.ArgumentParser) -> None:
     """Add ``--approve`` / ``--reject REASON``: how to answer a pending approval."""
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
-        "--approve", action="store_true", help="approve every action of a pending approval"
+        "--approve",
+        action="store_true",
+        help=f"approve every action of a pending approval (default: {_NO_ANSWER})",
     )
     group.add_argument(
         "--reject",
         metavar="REASON",
-        help="reject every action of a pending approval, with this reason ('' for none)",
+        help=(
+            "reject every action of a pending approval, with this reason ('' for none) "
+            f"(default: {_NO_ANSWER})"
+        ),
     )
 
 
+_NO_ANSWER = "neither: a prompt per action at a terminal, else the command that answers later"
+"""What a pending approval gets without ``--approve`` or ``--reject``."""
+
+
 def _add_context_flags(parser: argparse.ArgumentParser) -> None:
-    """Add one flag per ``Context`` field (:data:`client.context_flags.FIELDS`)."""
+    """Add one flag per ``Context`` field (:data:`client.context_flags.FIELDS`).
+
+    Each help ends with the field's default, the value a run gets when the flag is not
+    given: the client then sends nothing for it and the server's ``Context`` default holds.
+    """
+    kinds: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "str": str}
     for flag in FIELDS:
+        # "%" is argparse's format character in a help text.
+        default = f"(default: {flag.default})".replace("%", "%%")
         if flag.kind == "outcomes":
+            mix = ", ".join(f"{share:.0%} {name}" for name, share in DEFAULT_WEIGHTS.items())
+            mix = mix.replace("%", "%%")
             parser.add_argument(
                 flag.flag,
                 type=_outcomes,
                 action="append",
                 metavar="OUTCOME[,OUTCOME...]",
                 help="force tool outcomes in call order (repeatable or comma list): success, "
-                "transient (retryable is the same), fatal",
+                "transient (retryable is the same), fatal (default: none: each drawn at random, "
+                f"{mix}, seeded by --seed)",
             )
         elif flag.kind == "bool":
             parser.add_argument(
-                flag.flag, action="store_true", default=None, help=flag.help or None
+                flag.flag, action="store_true", default=None, help=f"{flag.help} {default}"
             )
         else:
-            kinds: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "str": str}
             parser.add_argument(
-                flag.flag, type=kinds[flag.kind], choices=flag.choices, help=flag.help or None
+                flag.flag,
+                type=kinds[flag.kind],
+                choices=flag.choices,
+                help=f"{flag.help} {default}",
             )
 
 
@@ -892,7 +972,7 @@ def _add_check_flags(parser: argparse.ArgumentParser) -> None:
     """Add the flags of ``python -m client check``."""
     _add_url_flag(parser)
     parser.add_argument(
-        "--graph", choices=GRAPHS, action="append", help="repeatable; default: every graph"
+        "--graph", choices=GRAPHS, action="append", help="repeatable (default: every graph)"
     )
     parser.add_argument("--model", help="context model for every run (default: the server's)")
     parser.add_argument(
@@ -900,15 +980,20 @@ def _add_check_flags(parser: argparse.ArgumentParser) -> None:
         action="append",
         choices=[s.name for s in SCENARIOS],
         metavar="NAME",
-        help="run only this scenario (repeatable; default: all)",
+        help="run only this scenario, repeatable (default: all)",
     )
     parser.add_argument(
         "--compare",
         choices=get_args(Compare),
         default="full",
-        help="full: decision, path, model calls and answer parts; decision: action and rule",
+        help=(
+            "full: decision, path, model calls and answer parts; decision: action and rule "
+            "(default: %(default)s)"
+        ),
     )
-    parser.add_argument("--concurrency", type=int, default=8, help="runs in flight at once")
+    parser.add_argument(
+        "--concurrency", type=int, default=8, help="runs in flight at once (default: %(default)s)"
+    )
 
 
 def context_from(args: argparse.Namespace) -> dict[str, Any]:
@@ -1034,9 +1119,9 @@ async def _settle(
     """
     context = _turn_context(seen, context_from(args) if args.command == "ask" else {})
 
-    def say(decision: dict[str, Any]) -> None:
+    def say(decision: dict[str, Any], artifacts: Mapping[str, dict[str, Any]]) -> None:
         print(_describe(decision), file=out)
-        print(outcome_note(decision, context), file=out, flush=True)
+        print(outcome_note(decision, context, artifacts), file=out, flush=True)
 
     while (request := seen.approval) is not None:
         print(describe_approval(request), file=out, flush=True)
@@ -1076,12 +1161,47 @@ async def _settle(
     return EXIT_OK
 
 
-def outcome_note(decision: dict[str, Any], context: dict[str, Any]) -> str:
-    """Say how the outcome behind a decision came about, and how to force one.
+MISS_HELP = (
+    "ask about a topic it has, as in “How does a checkpointer work?” "
+    "(its topics: agent/tools/data/knowledge_base.json)"
+)
+"""What helps after a knowledge-base miss: a question that names one of its topics."""
+
+
+def _misses(decision: dict[str, Any], artifacts: Mapping[str, dict[str, Any]]) -> int:
+    """How many of the calls the decision answers from found no page (``cause: no_match``)."""
+    calls = decision.get("answer_from") or [decision.get("tool_call_id")]
+    return sum(1 for call in calls if (artifacts.get(str(call)) or {}).get("cause") == "no_match")
+
+
+def _drawn_failures(decision: dict[str, Any], artifacts: Mapping[str, dict[str, Any]]) -> bool:
+    """Whether a call the decision answers from failed by its draw (not by a miss)."""
+    calls = [*(decision.get("answer_from") or [decision.get("tool_call_id")])]
+    calls += decision.get("unsettled") or []
+    for call in calls:
+        artifact = artifacts.get(str(call)) or {}
+        if artifact.get("reason") in ("fatal", "transient") and artifact.get("cause") != "no_match":
+            return True
+    return False
+
+
+def outcome_note(
+    decision: dict[str, Any],
+    context: dict[str, Any],
+    artifacts: Mapping[str, dict[str, Any]] | None = None,
+) -> str:
+    """Say how the outcome behind a decision came about, and what would change it.
+
+    A knowledge-base miss (a search whose artifact says ``cause: no_match``) is named as one,
+    with what helps (a question naming a topic the knowledge base has): forcing an outcome
+    or another seed cannot turn a miss into a page, so ``--force-outcome success`` is offered
+    only when a call failed by its draw.
 
     Args:
         decision: A streamed ``stop_decision``.
         context: The run context the client sent.
+        artifacts: The run's artifacts by tool-call id, as streamed; None when unknown
+            (a miss is then inferred only from a forced success that ended fatal).
 
     Returns:
         An indented line for under the decision.
@@ -1090,17 +1210,30 @@ def outcome_note(decision: dict[str, Any], context: dict[str, Any]) -> str:
         return "  outcome: rejected by the person asked to approve it (nothing charged)"
     if decision.get("reason") == "policy_block":
         return "  outcome: refused by the spend-cap policy before the tool ran (nothing drawn)"
+    misses = 0 if artifacts is None else _misses(decision, artifacts)
+    miss = ""
+    if misses:
+        which = "the search" if misses == 1 else f"{misses} searches"
+        miss = (
+            f"; {which} found no page in the knowledge base (a knowledge-base miss: no "
+            f"--force-outcome or --seed changes that); {MISS_HELP}"
+        )
     forced = context.get("force_outcome")
     if forced is not None:
         shown = forced if isinstance(forced, str) else ",".join(forced)
+        if miss:
+            return f"  outcome: forced by --force-outcome {shown}{miss}"
         missed = decision.get("reason") == "fatal" and "fatal" not in shown.split(",")
         why = " (the lookup ran and found no page: a miss is fatal)" if missed else ""
         return f"  outcome: forced by --force-outcome {shown}{why}"
     mix = ", ".join(f"{share:.0%} {name}" for name, share in DEFAULT_WEIGHTS.items())
     seed = context.get("seed", DEFAULT_SEED)
-    return (
-        f"  outcome: drawn at random ({mix}; seed {seed}); force one with --force-outcome success"
-    )
+    drawn = f"  outcome: drawn at random ({mix}; seed {seed})"
+    if not miss:
+        return drawn + "; force one with --force-outcome success"
+    if _drawn_failures(decision, artifacts or {}):
+        return drawn + miss + "; force the other calls' outcomes with --force-outcome success"
+    return drawn + miss
 
 
 def connect(url: str) -> LangGraphClient:
@@ -1121,14 +1254,16 @@ def connect(url: str) -> LangGraphClient:
 
 
 async def _run(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    url, _ = await find_server(args.url)
+    url, source = await find_server(args.url)
+    # On standard error: standard output is the run and its answer, piped or compared.
+    print(f"server: {url} ({source})", file=sys.stderr, flush=True)
     graph = str(args.graph)
     client = connect(url)
     context = context_from(args)
 
-    def show(decision: dict[str, Any]) -> None:
+    def show(decision: dict[str, Any], artifacts: Mapping[str, dict[str, Any]]) -> None:
         print(_describe(decision), file=out)
-        print(outcome_note(decision, context), file=out, flush=True)
+        print(outcome_note(decision, context, artifacts), file=out, flush=True)
 
     try:
         seen = await stream_run(

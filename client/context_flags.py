@@ -30,12 +30,15 @@ class ContextFlag:
         kind: How the flag reads its value (``outcomes``: a comma list, repeatable).
         help: The first sentence of the field's description.
         choices: The allowed values of a ``Literal`` field; None for any.
+        default: The field's default as ``--help`` shows it (:func:`default_text`): what a
+            run gets when the flag is not given (the client then sends no value).
     """
 
     name: str
     kind: Kind
     help: str
     choices: tuple[str, ...] | None = None
+    default: str = ""
 
     @property
     def flag(self) -> str:
@@ -59,6 +62,35 @@ def first_sentence(text: str) -> str:
     """
     end = _SENTENCE_END.search(text)
     return (text[: end.start()] if end else text).strip()
+
+
+_SAYS_DEFAULT = re.compile(r"(?:^|\s)Default: ([^.]*)\.")
+"""A description's own ``Default: ....`` sentence (for a default computed when a run starts)."""
+
+
+def default_text(default: object, description: str = "") -> str:
+    """Return a field's default as a flag's help shows it.
+
+    Args:
+        default: The field's default value; ``...`` (Ellipsis) for one computed per run, which
+            the description's ``Default: ...`` sentence then says.
+        description: The field's description.
+
+    Returns:
+        ``hard``, ``500``, ``2``, ``off`` or ``on`` for a flag, ``none`` for None, or the
+        description's ``Default:`` sentence (``'offline', or the Groq default when
+        GROQ_API_KEY is set``).
+    """
+    if default is Ellipsis:
+        said = _SAYS_DEFAULT.search(description)
+        return said.group(1).strip() if said else "set by the server"
+    if default is None:
+        return "none"
+    if isinstance(default, bool):
+        return "on" if default else "off"
+    if isinstance(default, float):
+        return f"{default:g}"
+    return str(default)
 
 
 OUTCOME_FIELD = "force_outcome"
@@ -88,7 +120,9 @@ def flags_of(model: type[BaseModel]) -> tuple[ContextFlag, ...]:
             kind = "bool" if annotation is bool else "int" if annotation is int else "float"
         choices = get_args(annotation) if get_origin(annotation) is Literal else None
         help_text = first_sentence(info.description or "")
-        flags.append(ContextFlag(name, kind, help_text, choices))
+        default = Ellipsis if info.default_factory is not None else info.default
+        shown = default_text(default, info.description or "")
+        flags.append(ContextFlag(name, kind, help_text, choices, shown))
     return tuple(flags)
 
 
@@ -98,12 +132,14 @@ FIELDS: tuple[ContextFlag, ...] = (
         "str",
         "What a stop artifact does",
         ("hard", "polish", "never"),
+        default="hard",
     ),
     ContextFlag(
         "parallel_policy",
         "str",
         "Several tool calls in one model turn",
         ("all", "priority", "any"),
+        default="all",
     ),
     ContextFlag(
         "max_retries",
@@ -112,6 +148,7 @@ FIELDS: tuple[ContextFlag, ...] = (
             "Transient outcomes allowed since the last user message; one more stops the run with "
             "rule 'retry_budget' and a user-safe message"
         ),
+        default="2",
     ),
     ContextFlag(
         "max_model_calls",
@@ -120,6 +157,7 @@ FIELDS: tuple[ContextFlag, ...] = (
             "Model calls allowed per user message; a tool step that would send the run back to "
             "the model past it stops with rule 'model_call_limit'"
         ),
+        default="6",
     ),
     ContextFlag(
         "retry_in_place",
@@ -129,21 +167,25 @@ FIELDS: tuple[ContextFlag, ...] = (
             "(times backoff_factor per retry, at most max_delay), while max_retries allows; only "
             "a result still transient goes back to the model"
         ),
+        default="off",
     ),
     ContextFlag(
         "initial_delay",
         "float",
         "Seconds before the first in-place retry",
+        default="0",
     ),
     ContextFlag(
         "backoff_factor",
         "float",
         "Multiplier of the delay per in-place retry",
+        default="2",
     ),
     ContextFlag(
         "max_delay",
         "float",
         "Longest in-place wait, at most 5 s",
+        default="5",
     ),
     ContextFlag(
         "model",
@@ -152,6 +194,7 @@ FIELDS: tuple[ContextFlag, ...] = (
             "Chat model: 'offline' (deterministic, no network) or a 'provider:model' string for "
             "init_chat_model, e.g. 'groq:llama-3.3-70b-versatile'"
         ),
+        default="'offline', or the Groq default when GROQ_API_KEY is set",
     ),
     ContextFlag(
         "force_outcome",
@@ -163,22 +206,26 @@ FIELDS: tuple[ContextFlag, ...] = (
             " element repeating (['transient', 'success']: the first call fails, the retry "
             "succeeds)"
         ),
+        default="none",
     ),
     ContextFlag(
         "seed",
         "int",
         "Seed for the outcome RNG when force_outcome is None",
+        default="0",
     ),
     ContextFlag(
         "spend_cap",
         "float",
         "Largest checkout amount allowed",
+        default="500",
     ),
     ContextFlag(
         "on_policy_block",
         "str",
         "What a checkout above spend_cap does",
         ("refuse", "ask"),
+        default="refuse",
     ),
 )
 """``flags_of(Context)``, copied (a unit test compares)."""

@@ -1,4 +1,8 @@
-"""What the stops saved over a period, added up from LangSmith: ``python -m client report``.
+"""What the stops saved over a period: ``python -m client report``.
+
+By default it reads the threads of the LangGraph server ``python -m client`` finds (no key
+needed; ``--url`` names another); with ``--project`` or ``LANGSMITH_PROJECT`` it reads a
+LangSmith project instead, as below.
 
 ::
 
@@ -89,20 +93,23 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     source.add_argument(
         "--project",
         default=None,
-        help=f"the LangSmith project to read (default: ${PROJECT_ENV}; else the server)",
+        help=(
+            f"the LangSmith project to read (default: ${PROJECT_ENV} if set, else no project: "
+            "the server's threads)"
+        ),
     )
     source.add_argument(
         "--url",
         default=None,
         help=(
-            "read the threads of this LangGraph server instead (default, when no project is "
-            "named: the server python -m client finds)"
+            "read the threads of this LangGraph server (default: the server `python -m "
+            "client ask` finds, when no project is named)"
         ),
     )
     parser.add_argument(
         "--since",
         default=DEFAULT_SINCE,
-        help="the period: 90m, 24h, 7d, 2w, or an ISO date or time (default: 7d)",
+        help="the period: 90m, 24h, 7d, 2w, or an ISO date or time (default: %(default)s)",
     )
     parser.add_argument(
         "--bucket",
@@ -111,14 +118,19 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         help="the chart's and the JSON's time step (default: hour up to 48 hours, else day)",
     )
     parser.add_argument(
-        "--json", action="store_true", help="print the figures as JSON instead of tables"
+        "--json",
+        action="store_true",
+        help="print the figures as JSON instead of tables (default: tables)",
     )
     parser.add_argument(
         "--chart",
         type=Path,
         default=None,
         metavar="PATH",
-        help="write made versus saved over time: PATH.html (inline SVG) or PATH.png",
+        help=(
+            "write made versus saved over time: PATH.html (inline SVG) or PATH.png; the "
+            "last line on standard error says where (default: no chart)"
+        ),
     )
 
 

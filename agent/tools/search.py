@@ -27,10 +27,13 @@ NOT_DONE_MESSAGE = "the knowledge base timed out before it answered. Ask again t
 """What a person reads of a search whose timeout was not retried before the turn ended."""
 
 NO_MATCH_MESSAGE = (
-    "No page in the knowledge base covers this query. Rephrasing will not help: the index "
-    "has no topic that overlaps it."
+    "No page in the knowledge base covers this query, and searching it again will not change "
+    "that. The knowledge base covers LangGraph and LangChain concepts, such as checkpointers, "
+    "interrupts, streaming, subgraphs and the store: a question that names one of them finds "
+    "its page."
 )
-"""The dead end: nothing matches, so retrying is waste."""
+"""The dead end: nothing matches, so retrying is waste; a question naming a topic it has
+is what helps."""
 
 UNAVAILABLE_MESSAGE = (
     "The knowledge base rejected this query permanently (index offline for maintenance). "

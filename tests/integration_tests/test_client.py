@@ -181,7 +181,8 @@ def test_a_failed_run_exits_non_zero_naming_the_field(
 ) -> None:
     out = io.StringIO()
     assert main(["checkpointer", "--url", server.url, "--max-retries", "-1"], out) == EXIT_FAILED
-    err = capsys.readouterr().err
+    server_line, err = capsys.readouterr().err.split("\n", 1)
+    assert server_line == f"server: {server.url} (--url)"  # which server refused it
     # Refused before the run is queued (agent/auth.py), naming the field.
     assert "(422)" in err and "context.max_retries" in err
     assert err.count("\n") == 1 and "{" not in err  # a sentence, not the JSON body
@@ -200,9 +201,11 @@ def test_a_model_that_cannot_load_is_one_line_without_a_traceback(
 ) -> None:
     done = command("checkpointer", "--model", model, url=server.url)
     assert done.returncode == EXIT_FAILED
-    assert "Traceback" not in done.stderr and "athrow" not in done.stderr
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), done.stderr
-    assert said in done.stderr
+    server_line, error = done.stderr.split("\n", 1)
+    assert server_line == f"server: {server.url} (LANGGRAPH_URL)"
+    assert "Traceback" not in error and "athrow" not in error
+    assert error.count("\n") == 1 and error.startswith("error: "), done.stderr
+    assert said in error
     assert model.split(":", 1)[1] not in done.stderr  # the string is never quoted
 
 
@@ -306,6 +309,50 @@ def test_the_client_says_whether_an_outcome_was_drawn_or_forced(server: DevServe
     assert notes == ["  outcome: forced by --force-outcome transient,success"] * 2
     refused = command("buy a desk for 900", url=server.url)
     assert "  outcome: refused by the spend-cap policy before the tool ran" in refused.stdout
+
+
+def test_ask_names_the_server_it_used_on_standard_error(server: DevServer) -> None:
+    done = command("What is the store?", "--force-outcome", "success", url=server.url)
+    assert done.returncode == 0, done.stderr
+    # The same line check and answer print, on standard error: the answer's output is clean.
+    assert done.stderr.splitlines() == [f"server: {server.url} (LANGGRAPH_URL)"]
+    assert "server:" not in done.stdout
+    assert done.stdout.startswith("stop decision: stop")
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+@pytest.mark.parametrize("forced", [(), ("--force-outcome", "success")], ids=["drawn", "forced"])
+def test_a_knowledge_base_miss_says_so_and_what_helps(
+    server: DevServer, graph: str, forced: tuple[str, ...]
+) -> None:
+    # Seed 0 draws success for this question: the lookup runs and finds no page.
+    done = command("How does quantum pastry work?", "--graph", graph, *forced, url=server.url)
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stdout.splitlines() if line.startswith("  outcome: ")]
+    assert len(notes) == 1
+    assert "a knowledge-base miss" in notes[0]
+    assert "ask about a topic it has, as in “How does a checkpointer work?”" in notes[0]
+    assert "with --force-outcome success" not in notes[0]  # forcing cannot help a miss
+    assert "Nothing found for “How does quantum pastry work?”" in done.stdout
+    assert "a question that names one of them finds its page" in done.stdout
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_a_topic_under_another_word_form_is_found(server: DevServer, graph: str) -> None:
+    done = command(
+        "How do I stream tokens?", "--graph", graph, "--force-outcome", "success", url=server.url
+    )
+    assert done.returncode == 0, done.stderr
+    assert "rule=completed" in done.stdout and "\n# Streaming\n" in done.stdout
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_a_first_then_question_names_both_parts(server: DevServer, graph: str) -> None:
+    question = "First explain sharding, then checkpointers."
+    done = command(question, "--graph", graph, "--force-outcome", "success", url=server.url)
+    assert done.returncode == 0, done.stderr
+    found = done.stdout.find("Nothing found for “First explain sharding”")
+    assert -1 < found < done.stdout.find("\n# Checkpointers\n")
 
 
 # ---------------------------------------------------------------------------------------

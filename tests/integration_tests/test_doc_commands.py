@@ -2,7 +2,9 @@
 
 A python block runs in a subprocess with the venv's interpreter from the clone's top folder,
 after the blocks it says it continues ("This block continues the one above", in the
-paragraph just before it). A bash block runs line by line: a client command against the
+paragraph just before it); when that paragraph says it ``prints `X` ``, its last line is
+``X``. A block that builds a graph (``add_node``) compiles and runs it, as a reader who
+copies it would. A bash block runs line by line: a client command against the
 session dev server (``LANGGRAPH_URL`` set, as ``make dev``'s first line tells a person), a
 variable assignment in ``bash``. The commands that start a long-running server, install
 packages or need an account are listed in ``NOT_RUN`` with the reason, and checked to name a
@@ -33,6 +35,8 @@ PAGES = [
 ]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 CONTINUES = "This block continues the one above"
+PRINTS = re.compile(r"\bprints `([^`]+)`")
+"""What the paragraph before a python block says it prints (its last line)."""
 CLIENT = ".venv/bin/python -m client"
 
 # Printed commands that are not run here, each with why, and what is checked instead.
@@ -75,6 +79,8 @@ class Block:
     kind: str
     text: str
     continues: bool
+    said: str = ""
+    """The paragraph just before the block."""
 
     @property
     def where(self) -> str:
@@ -93,6 +99,7 @@ def page_blocks(page: Path) -> list[Block]:
                 kind=match[1],
                 text=match[2],
                 continues=CONTINUES in " ".join(before.split()),
+                said=" ".join(before.split()),
             )
         )
     return found
@@ -145,11 +152,18 @@ def test_the_pages_have_blocks_of_both_kinds() -> None:
 
 
 @pytest.mark.parametrize(
-    ("where", "source"),
-    [(block.where, source) for block, source in all_blocks("python")],
+    ("where", "source", "printed"),
+    [
+        (block.where, source, (said[1] if (said := PRINTS.search(block.said)) else None))
+        for block, source in all_blocks("python")
+    ],
 )
 def test_every_python_block_runs(
-    server: DevServer, collector: LangSmithCollector, where: str, source: str
+    server: DevServer,
+    collector: LangSmithCollector,
+    where: str,
+    source: str,
+    printed: str | None,
 ) -> None:
     done = subprocess.run(
         [str(PYTHON), "-c", source],
@@ -162,6 +176,31 @@ def test_every_python_block_runs(
     assert done.returncode == 0, f"{where}\n{done.stderr[-3000:]}"
     if "trace_client()" in source:  # the tracing example's run reached the stand-in
         assert collector.roots(), where
+    if printed is not None:
+        assert done.stdout.splitlines()[-1:] == [printed], f"{where}\n{done.stdout[-3000:]}"
+
+
+def test_every_block_that_builds_a_graph_compiles_and_runs_it() -> None:
+    """A block is whole: one that adds nodes also adds the entry edge, compiles and runs."""
+    builders = [block for block, _ in all_blocks("python") if ".add_node(" in block.text]
+    assert any(block.where.startswith("docs/api.md") for block in builders)  # RemoteGraph
+    for block in builders:
+        text = block.text
+        assert "add_edge(START" in text or "set_entry_point(" in text, block.where
+        assert ".compile(" in text, block.where
+        assert re.search(r"\.a?(invoke|stream)\(", text), block.where
+
+
+def test_the_remote_graph_blocks_are_run_and_one_shows_the_context_arrived() -> None:
+    section = (ROOT / "docs" / "api.md").read_text("utf-8").split("## Compose a deployed", 1)[1]
+    remote = [
+        (block, source)
+        for block, source in all_blocks("python")
+        if block.page.name == "api.md" and block.text in section
+    ]
+    assert len(remote) == 3 and [block.continues for block, _ in remote] == [False, True, True]
+    block, source = remote[-1]
+    assert "RemoteGraph(" in source and PRINTS.search(block.said), block.where
 
 
 def bash_lines() -> list[tuple[str, str]]:
@@ -227,6 +266,7 @@ def test_every_bash_line_runs_as_printed(
         args = [str(ROOT / ".venv" / "bin" / "python"), *shlex.split(line)[1:]]
     else:
         args = ["bash", "-c", line]
+    before = git_status()
     done = subprocess.run(
         args,
         cwd=ROOT,
@@ -236,6 +276,20 @@ def test_every_bash_line_runs_as_printed(
         timeout=600,
     )
     assert done.returncode == 0, f"{where}: {line}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    # A newcomer who follows the page ends with the clone as git had it (charts and the
+    # server's files land where git ignores them).
+    assert git_status() == before, f"{where}: {line} changed git status"
+
+
+def git_status() -> str:
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done.stdout if done.returncode == 0 else ""
 
 
 # --- outputs shown: compared with what the block prints ------------------------------------

@@ -122,6 +122,8 @@ def test_make_dev_says_where_it_serves_when_its_port_is_taken_and_the_client_fin
             )
             assert asked.returncode == 0, asked.stderr
             assert asked.stdout.startswith("stop decision: stop     rule=completed")
+            # It says which server answered: the one make dev moved to, not 2024.
+            assert asked.stderr == f"server: {url} (make dev)\n"
         finally:
             stop_process(launcher)
     assert launcher.returncode is not None

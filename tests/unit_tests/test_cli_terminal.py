@@ -305,3 +305,134 @@ def test_a_forced_success_that_found_nothing_says_why_it_is_fatal() -> None:
         "  outcome: forced by --force-outcome success"
     )
     assert "found no page" not in outcome_note({"reason": "fatal"}, {"force_outcome": "fatal"})
+
+
+MISS = {"stop": True, "reason": "fatal", "cause": "no_match", "attempt": 0}
+UNAVAILABLE = {"stop": True, "reason": "fatal", "cause": "unavailable", "attempt": 1}
+FATAL = {"action": "stop", "rule": "fatal", "reason": "fatal", "tool_call_id": "c0"}
+
+
+@pytest.mark.parametrize("context", [{}, {"seed": 4}, {"force_outcome": "success"}])
+def test_a_knowledge_base_miss_says_so_and_what_helps(context: dict[str, Any]) -> None:
+    note = outcome_note({**FATAL, "answer_from": ["c0"]}, context, {"c0": MISS})
+    assert "a knowledge-base miss" in note and "no --force-outcome or --seed changes" in note
+    assert "ask about a topic it has, as in “How does a checkpointer work?”" in note
+    assert "agent/tools/data/knowledge_base.json" in note
+    # A hint that cannot help is never given: no outcome forced turns a miss into a page.
+    assert "with --force-outcome success" not in note
+    assert ("forced by --force-outcome success" in note) == ("force_outcome" in context)
+
+
+def test_a_miss_beside_a_drawn_failure_offers_forcing_the_other_calls() -> None:
+    decision = {**FATAL, "answer_from": ["c0", "c1"]}
+    note = outcome_note(decision, {}, {"c0": MISS, "c1": UNAVAILABLE})
+    assert "the search found no page" in note
+    assert note.endswith("; force the other calls' outcomes with --force-outcome success")
+    two = outcome_note(decision, {}, {"c0": MISS, "c1": MISS})
+    assert "2 searches found no page" in two and "--force-outcome success" not in two
+
+
+def test_a_drawn_failure_that_is_no_miss_still_offers_forcing() -> None:
+    note = outcome_note({**FATAL, "answer_from": ["c0"]}, {}, {"c0": UNAVAILABLE})
+    assert note.endswith("; force one with --force-outcome success")
+    assert "miss" not in note
+
+
+class Part:
+    def __init__(self, event: str, data: Any) -> None:
+        self.event, self.data = event, data
+
+
+class StreamingServer:
+    """A ``langgraph_sdk`` client stand-in streaming one run's parts, in a given order."""
+
+    def __init__(self, parts: list[Part]) -> None:
+        self.parts = parts
+        self.threads = self
+        self.runs = self
+
+    async def create(self) -> dict[str, str]:
+        return {"thread_id": "t1"}
+
+    async def stream(self, *args: Any, **kwargs: Any) -> Any:
+        for part in self.parts:
+            yield part
+
+    async def get_state(self, thread_id: str) -> dict[str, Any]:
+        return {"values": {}, "interrupts": []}
+
+
+def tools_update(artifact: dict[str, Any]) -> Part:
+    message = {"type": "tool", "tool_call_id": "c0", "content": "x", "artifact": artifact}
+    return Part("updates", {"tools": {"messages": [message]}})
+
+
+DECISION = Part("custom", {"stop_decision": {**FATAL, "answer_from": ["c0"]}})
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        [DECISION, tools_update(MISS)],  # legacy: the decision first, then the tools update
+        [tools_update(MISS), DECISION, Part("updates", {"model": {}})],  # middleware
+        [tools_update({"structured_content": MISS}), DECISION],  # an MCP tool, stream ends
+    ],
+    ids=["decision-first", "update-first", "mcp-artifact"],
+)
+def test_a_decision_is_shown_with_its_calls_artifacts(parts: list[Part]) -> None:
+    shown: list[str] = []
+
+    def hook(decision: dict[str, Any], artifacts: Any) -> None:
+        shown.append(outcome_note(decision, {}, artifacts))
+
+    server = cast(Any, StreamingServer(parts))
+    seen = asyncio.run(cli.stream_run(server, "legacy", "q", None, on_decision=hook))
+    assert len(shown) == 1 and "a knowledge-base miss" in shown[0]
+    assert seen.artifacts == {"c0": MISS}
+    assert len(seen.decisions) == 1
+
+
+@pytest.mark.parametrize("command", cli.COMMANDS)
+def test_every_flag_of_every_subcommand_shows_its_default(command: str) -> None:
+    top = cli.parser()
+    [commands] = [a for a in top._actions if isinstance(a, argparse._SubParsersAction)]
+    sub = commands.choices[command]
+    for action in sub._actions:
+        if action.option_strings and action.help != argparse.SUPPRESS and action.dest != "help":
+            shown = sub._get_formatter()._expand_help(action)
+            assert "(default: " in shown or "(required)" in shown, (command, action.dest)
+            assert "(default: None)" not in shown, (command, action.dest)  # one a person reads
+
+
+@pytest.mark.parametrize(
+    ("flag", "default"),
+    [
+        ("--stop-mode", "hard"),
+        ("--spend-cap", "500"),
+        ("--max-retries", "2"),
+        ("--seed", "0"),
+        ("--on-policy-block", "refuse"),
+        ("--graph", "legacy"),
+    ],
+)
+def test_ask_help_shows_the_context_defaults(
+    flag: str, default: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shown = help_of("ask", capsys=capsys)
+    after = shown.split(f" {flag} ", 1)[1]
+    assert after.split(" --", 1)[0].endswith(f"(default: {default})")
+
+
+def test_the_help_says_what_report_reads_by_default(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    top = " ".join(capsys.readouterr().out.split())
+    assert "report add up what the stops saved: over the running server's threads by default" in top
+    assert "`ask` (the default" in top
+    assert "reads the threads" not in top or "LangSmith" in top
+    listed = subprocess.run(
+        ["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    )
+    [report] = [line for line in listed.stdout.splitlines() if line.startswith("report ")]
+    assert "server's threads" in report and "no key needed" in report
+    assert report.index("server's threads") < report.index("LangSmith")

@@ -217,6 +217,11 @@ PART_INPUTS = {
     "unit-prices": rep("buy 3 x for 1 each and "),
     "telling-lines": rep("I am a. " * 200 + "\n"),
     "accented": rep("¿cómo é "),
+    # Rule 5: a clause beside a topic, each naming something; a sequence phrase each time.
+    "clauses-beside-topics": rep("store, then x y, "),
+    "sequence-phrases": rep("x after that store followed by "),
+    "articles-after-topics": rep("store puis le x "),
+    "telling-topic-lines": rep("I store" + ", x y" * 450 + "\n"),  # each cut asks if it tells
 }
 
 
@@ -275,6 +280,11 @@ def test_context_model_check_is_linear(value: Text) -> None:
 def test_search_lookup_and_redaction_are_linear() -> None:
     assert_linear(lookup, rep("checkpoint"))
     assert_linear(lookup, rep("puntos de control y InMemoryStore "))  # aliases, camel case
+    # Word forms: words that stem to a name's first word, a name of two words cut short,
+    # and one word of suffixes that each strip leaves for the next.
+    assert_linear(lookup, rep("streams streamed "))
+    assert_linear(lookup, rep("text text-splitters "))
+    assert_linear(lookup, rep("s", "inged"))
     message = rep("a@")
     assert_linear(lambda t: redact({"messages": [HumanMessage(t)]}), message)
     assert_linear(lambda t: sanitize_artifacts({"messages": [HumanMessage(t)]}), message)

@@ -7,11 +7,12 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from agent import question
 from agent.models import OfflineChatModel, parse_buy
 from agent.question import MAX_PARTS, TOO_MANY, UNCLEAR_TITLE, amount, read_question
 from agent.tools import TOOLS
 from agent.tools.checkout import checkout
-from agent.tools.search import knowledge_base, lookup
+from agent.tools.search import knowledge_base, lookup, topic_index
 from bench.queries import load
 from tests.support.graph_runs import build, run
 
@@ -98,6 +99,17 @@ PHRASINGS: dict[str, list[Call]] = {
     "How does a checkpointer work?": [search("How does a checkpointer work?")],
     "what should I buy": [search("what should I buy")],
     "human-in-the-loop, explained": [search("human-in-the-loop, explained")],
+    # A clause beside a topic that names nothing of its own asks about the topic.
+    "Explain checkpointers, with examples": [search("Explain checkpointers, with examples")],
+    "the pros and cons of checkpointers": [search("the pros and cons of checkpointers")],
+    "Qu'est-ce qu'un checkpointer et comment le configurer ?": [
+        search("Qu'est-ce qu'un checkpointer et comment le configurer ?")
+    ],
+    "Explain streaming in detail, with code": [search("Explain streaming in detail, with code")],
+    # A topic named only to set the context stays with the question it sets.
+    "I use a checkpointer, and my app is slow. Why?": [
+        search("I use a checkpointer, and my app is slow. Why?")
+    ],
     # After ";" a bare topic stays a search, as it always was.
     "buy a laptop for 900; buy a mouse for 20; store": [
         buy("a laptop", 900.0),
@@ -205,6 +217,17 @@ REPORTED: dict[str, list[Asked]] = {
     "Comment fonctionnent les checkpointers et les interruptions ?": [
         topic("checkpointer"),
         topic("interrupts"),
+    ],
+    # A topic under another form of its word: "stream" is the page "streaming".
+    "How do I stream tokens?": [topic("streaming")],
+    "How are runs traced, and how do I stream tokens?": [
+        topic("langsmith tracing"),
+        topic("streaming"),
+    ],
+    "Which embedding model, and are the stored threads kept?": [
+        topic("embeddings"),
+        topic("store"),
+        topic("threads"),
     ],
 }
 
@@ -350,6 +373,55 @@ NOT_FOUND = {
         "Nothing found for “How long is shipping”",
         "# Interrupts\n",
     ),
+    # A clause the knowledge base lacks beside one it has, in each shape a sequence or a
+    # list is written: the reported "first ..., then ..." and a new shape for each like it.
+    "First explain sharding, then checkpointers.": (
+        "Nothing found for “First explain sharding”",
+        "# Checkpointers\n",
+    ),
+    "first sharding, then checkpointers": (
+        "Nothing found for “first sharding”",
+        "# Checkpointers\n",
+    ),
+    "Checkpointers first, then sharding": ("# Checkpointers\n", "Nothing found for “sharding”"),
+    "Tell me about sharding and then about interrupts": (
+        "Nothing found for “Tell me about sharding”",
+        "# Interrupts\n",
+    ),
+    "Explain sharding and checkpointers": (
+        "Nothing found for “Explain sharding”",
+        "# Checkpointers\n",
+    ),
+    "After sharding, explain the store.": ("Nothing found for “After sharding”", "# Store"),
+    "Before streaming, explain sharding": ("# Streaming\n", "Nothing found for “explain sharding”"),
+    "Before I look at sharding, what is a reducer?": (
+        "Nothing found for “Before I look at sharding”",
+        "# Reducers",
+    ),
+    "sharding, after that checkpointers": ("Nothing found for “sharding”", "# Checkpointers\n"),
+    "Explain subgraphs. Also sharding.": ("# Subgraphs\n", "Nothing found for “sharding.”"),
+    "Explain sharding. Then streaming.": ("Nothing found for “Explain sharding.”", "# Streaming\n"),
+    "checkpointers followed by sharding": ("# Checkpointers\n", "Nothing found for “sharding”"),
+    "Sharding along with interrupts?": ("Nothing found for “Sharding”", "# Interrupts\n"),
+    "Explain the store together with sharding": ("# Store", "Nothing found for “sharding”"),
+    "sharding in addition to subgraphs": ("Nothing found for “sharding”", "# Subgraphs\n"),
+    "Explain sharding besides reducers": ("Nothing found for “Explain sharding”", "# Reducers"),
+    "Zuerst Sharding, dann Checkpointer.": (
+        "Nothing found for “Zuerst Sharding”",
+        "# Checkpointers\n",
+    ),
+    "D'abord le sharding, puis les interruptions.": (
+        "Nothing found for “D'abord le sharding”",
+        "# Interrupts\n",
+    ),
+    "Explique les checkpointers, puis le sharding": (
+        "# Checkpointers\n",
+        "Nothing found for “le sharding”",
+    ),
+    "Primero el sharding, luego los subgrafos.": (
+        "Nothing found for “Primero el sharding”",
+        "# Subgraphs\n",
+    ),
 }
 
 
@@ -359,6 +431,16 @@ async def test_a_part_nothing_answers_is_named_in_its_place(graph_name: str, que
     answer = observed.answer.content
     assert isinstance(answer, str)
     assert in_order(answer, *NOT_FOUND[question])
+
+
+@pytest.mark.parametrize("question", NOT_FOUND, ids=str)
+def test_every_clause_that_names_something_is_its_own_search(question: str) -> None:
+    """One search per part: the one that names a topic finds it, the other finds none."""
+    found = [lookup(args["query"]) for name, args in calls(question) if name == "search"]
+    assert len(found) == len(NOT_FOUND[question]) == 2
+    assert [topic is None for topic in found] == [
+        piece.startswith("Nothing found") for piece in NOT_FOUND[question]
+    ]
 
 
 def test_a_choice_between_two_purchases_is_asked_about() -> None:
@@ -515,3 +597,21 @@ async def test_a_question_it_cannot_read_runs_no_tool(graph_name: str) -> None:
     answer = observed.answer.content
     assert isinstance(answer, str) and answer.startswith(UNCLEAR_TITLE)
     assert in_order(answer, "“a laptop”", "“a mouse”")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I use a checkpointer, and my app is slow. Why?",
+        "Hola, gracias. I want the store ? it",
+        "We run it ¿qué es? my store, thanks , we need x",
+    ],
+)
+def test_a_span_tells_as_its_part_would(text: str) -> None:
+    """The bisecting check rule 5 uses agrees with the part's own, on every span."""
+    piece = question._Piece(text, topic_index())
+    for low in range(len(piece.words)):
+        for high in range(low, len(piece.words)):
+            assert piece.tells(low, high) == question._tells(
+                piece, low, high, piece.slice(low, high)
+            ), (low, high)

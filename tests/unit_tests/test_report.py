@@ -321,3 +321,35 @@ def test_every_report_command_the_docs_print_runs(
         assert (tmp_path / "savings.html").read_text("utf-8").startswith("<!DOCTYPE html>")
     else:
         assert "8 runs since" in done.stdout
+
+
+def chart_paths() -> list[tuple[str, str]]:
+    """``(page, PATH)`` for each ``--chart PATH`` the README and docs/ print."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    found = []
+    for page in pages:
+        for block in re.findall(r"^```bash\n(.*?)^```", page.read_text("utf-8"), re.S | re.M):
+            for line in block.splitlines():
+                words = shlex.split(line) if line.strip() else []
+                found += [
+                    (page.name, words[i + 1])
+                    for i, word in enumerate(words[:-1])
+                    if word == "--chart"
+                ]
+    return found
+
+
+def test_the_docs_print_chart_commands() -> None:
+    assert ("README.md", "savings.png") in chart_paths()
+
+
+@pytest.mark.parametrize(("page", "path"), chart_paths())
+def test_every_chart_the_docs_write_lands_where_git_ignores_it(page: str, path: str) -> None:
+    """A newcomer who follows the pages ends with a clean ``git status``: no chart in it."""
+    assert not Path(path).is_absolute() and ".." not in Path(path).parts, (page, path)
+    tracked = subprocess.run(
+        ["git", "ls-files", "--error-unmatch", path], cwd=ROOT, capture_output=True, timeout=60
+    )
+    assert tracked.returncode != 0, f"{page}: {path} is a tracked file; the command overwrites it"
+    ignored = subprocess.run(["git", "check-ignore", "-q", path], cwd=ROOT, timeout=60)
+    assert ignored.returncode == 0, f"{page}: {path} would show in git status"

@@ -10,7 +10,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 
 from agent.policy import SPEND_CAP_MESSAGE
-from agent.tools import TOOLS
+from agent.tools import TOOLS, topics
 from agent.tools.checkout import receipt
 from agent.tools.search import knowledge_base, lookup, render_page
 from tests.support.extra_tools import SECRET, artifact_tool, plain, raiser
@@ -113,6 +113,54 @@ def test_knowledge_base_shape() -> None:
 )
 def test_lookup_reads_names_and_aliases_at_word_starts(query: str, topic: str | None) -> None:
     assert lookup(query) == topic
+
+
+@pytest.mark.parametrize(
+    ("query", "topic"),
+    [
+        # A verb, a plural, -ing and -ed: each form of a topic's word names it.
+        ("How do I stream tokens?", "streaming"),
+        ("Can a graph stream its updates?", "streaming"),
+        ("The model's output streams too slowly", "streaming"),
+        ("only the final answer is streamed", "streaming"),
+        ("Why are my runs not traced?", "langsmith tracing"),
+        ("How do I trace a run?", "langsmith tracing"),
+        ("Which embedding model do you suggest?", "embeddings"),
+        ("Is the state stored between runs?", "store"),
+        ("What are text splitters for?", "text splitters"),  # a plural of a name of two words
+        ("two tool calls in one turn", "tool calling"),
+        ("human in the loop", "human-in-the-loop"),  # its words, apart
+        ("How do stream modes differ?", "streaming"),
+        ("a streaming run, a streamed run", "streaming"),
+        # A form is read only at a word's end, and two words of a name follow each other.
+        ("What is the recommended way to restore a graph?", None),
+        ("a textured splitter", None),
+        ("text. Splitters", None),
+    ],
+)
+def test_lookup_reads_a_topic_by_its_common_word_forms(query: str, topic: str | None) -> None:
+    assert lookup(query) == topic
+
+
+@pytest.mark.parametrize(
+    ("words", "stem"),
+    [
+        (("stream", "streams", "streamed", "streaming"), "stream"),
+        (("trace", "traces", "traced", "tracing"), "trac"),
+        (("embed", "embeds", "embedded", "embedding", "embeddings"), "embed"),
+        (("store", "stores", "stored", "storing"), "stor"),
+        (("index", "indexes"), "index"),
+        (("query", "queries"), "query"),
+        (("interrupt", "interrupts", "interrupted", "interrupting"), "interrupt"),
+    ],
+)
+def test_a_words_forms_share_one_stem(words: tuple[str, ...], stem: str) -> None:
+    assert {topics.stem(word) for word in words} == {stem}
+
+
+@pytest.mark.parametrize("word", ["is", "uses", "status", "class", "thing", "bus", "red"])
+def test_a_short_or_unsuffixed_word_keeps_its_form(word: str) -> None:
+    assert topics.stem(word) == word
 
 
 def test_every_alias_names_one_topic() -> None:
