@@ -102,6 +102,8 @@ _FILLER_STEPS = 3
 _MAX_COUNT_DIGITS = 6
 _FRAGMENT_SKIP = words_of.JOINING | frozenset({"or", "o", "u", "oder", "ou", "vs", "versus"})
 """Words a topic's own search does not start with: ``checkpointer or store`` gives ``store``."""
+_CREDENTIAL_WORDS = frozenset({"authorization", "bearer"})
+_LONGEST_NAME = 40  # characters: longer, a word is pasted data, not a name
 _NAME_NOTHING = (
     words_of.NAMES_NOTHING
     | words_of.QUESTION_WORDS
@@ -265,11 +267,20 @@ class _Piece:
 
     @cached_property
     def naming(self) -> list[int]:
-        """The places of words that may name something (``sharding``, not ``first``)."""
+        """The places of words that may name something (``sharding``, not ``first``).
+
+        A pasted key, token or header (a word with a digit or ``_``, ``authorization``,
+        ``bearer``) or a run of characters longer than any name names nothing to look up:
+        pasting one beside a question adds no part.
+        """
         return [
             i
             for i, word in enumerate(self.words)
-            if word not in _NAME_NOTHING and any(map(str.isalnum, word))
+            if word not in _NAME_NOTHING
+            and word not in _CREDENTIAL_WORDS
+            and len(word) <= _LONGEST_NAME
+            and any(map(str.isalnum, word))
+            and not any(char.isdigit() or char == "_" for char in word)
         ]
 
     @cached_property

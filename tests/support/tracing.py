@@ -162,7 +162,7 @@ EXTRA_TOOLS = [
 EXTRA_CASES = {
     # name: (query, rule of the one tool step)
     "invalid_artifact-dict": ("weird: anything", "invalid_artifact"),
-    "invalid_artifact-string": ("odd: anything", "invalid_artifact"),
+    "not_the_contract-string": ("odd: anything", "no_artifact"),  # a tool's own artifact
     "no_artifact": ("plain: anything", "no_artifact"),
     "tool_error-raises": ("raiser: anything", "tool_error"),
     "tool_error-bad_arguments": ("checkout: a lamp", "tool_error"),

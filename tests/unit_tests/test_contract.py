@@ -65,8 +65,6 @@ def test_builders_cover_the_vocabulary() -> None:
 
 
 INVALID = [
-    pytest.param("stop", id="not-a-dict"),
-    pytest.param(["stop", True], id="list"),
     pytest.param({"reason": "completed"}, id="missing-stop"),
     pytest.param({"stop": True}, id="missing-reason"),
     pytest.param({"stop": "false", "reason": "completed"}, id="stop-string-false"),
@@ -78,6 +76,18 @@ INVALID = [
     pytest.param({"stop": True, "reason": "completed", "blob": {"a": 1}}, id="nested-field"),
     pytest.param({"stop": True, "reason": "completed", "blob": "x" * 500}, id="huge-field"),
 ]
+
+
+@pytest.mark.parametrize("artifact", ["stop", ["stop", True], {"exit_code": 0}])
+def test_an_artifact_that_is_not_the_contract_is_a_plain_input(
+    artifact: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    with pytest.raises(InvalidArtifactError):  # what it is not, parse_artifact says
+        parse_artifact(artifact)
+    with caplog.at_level(logging.WARNING, logger="stop_on_artifact._decision"):
+        decision = decide(step(("page", artifact), ("done", stopping.completed())), ctx())
+    assert (decision["action"], decision["rule"]) == ("continue", "no_artifact")  # unread yet
+    assert not caplog.records
 
 
 @pytest.mark.parametrize("artifact", INVALID)

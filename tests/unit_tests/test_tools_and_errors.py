@@ -20,13 +20,12 @@ from tests.unit_tests.conftest import build, run
 @pytest.mark.parametrize(
     "artifact",
     [
-        "stop",
         {"stop": "false", "reason": "completed"},
         {"stop": True},
         {"stop": True, "reason": "finished"},
         {"reason": "completed"},
     ],
-    ids=["string", "stop-string", "no-reason", "unknown-reason", "no-stop"],
+    ids=["stop-string", "no-reason", "unknown-reason", "no-stop"],
 )
 async def test_invalid_artifact_goes_back_to_the_model(
     graph_name: str, artifact: Any, caplog: pytest.LogCaptureFixture
@@ -39,6 +38,20 @@ async def test_invalid_artifact_goes_back_to_the_model(
     assert observed.model_calls == 2
     assert SECRET not in caplog.text
     assert "invalid artifact from tool 'weird'" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "artifact", ["stop", ["a", "document"], {"exit_code": 0}], ids=["string", "list", "own-dict"]
+)
+async def test_a_tools_own_artifact_is_no_contract_and_goes_back_to_the_model(
+    graph_name: str, artifact: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A retriever's documents or a shell's exit code: not the contract, a plain input.
+    graph = build(graph_name, [*TOOLS, artifact_tool("weird", artifact)])
+    observed = await run(graph, "weird: anything")
+    assert observed.decision is not None and observed.decision["rule"] == "no_artifact"
+    assert observed.model_calls == 2
+    assert "invalid artifact" not in caplog.text
 
 
 async def test_missing_artifact_goes_back_to_the_model(graph_name: str) -> None:

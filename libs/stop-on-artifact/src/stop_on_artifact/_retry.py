@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from langchain_core.messages import ToolMessage
 
-from stop_on_artifact._artifact import InvalidArtifactError, parse_artifact, with_fields
+from stop_on_artifact._artifact import InvalidArtifactError, parse_artifact, speaks, with_fields
 from stop_on_artifact._settings import MAX_DELAY
 from stop_on_artifact.messages import IN_PLACE_FIELD
 
@@ -65,8 +65,8 @@ def _check(retries: int | None, initial_delay: float, backoff_factor: float) -> 
 
 
 def _recorded(result: Result, retries: int) -> Result:
-    if retries == 0 or not isinstance(result, ToolMessage):
-        return result
+    if retries == 0 or not isinstance(result, ToolMessage) or not speaks(result.artifact):
+        return result  # a plain result (a read tool's success) stays plain
     artifact = with_fields(result.artifact or {}, **{IN_PLACE_FIELD: retries})
     return result.model_copy(update={"artifact": artifact})
 
