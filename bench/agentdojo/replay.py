@@ -1,0 +1,87 @@
+"""A perfect model, said to be one: it replays a task's ground truth.
+
+:class:`ReplayChatModel` is the library's ``ScriptedChatModel`` deciding from the history
+alone: the next call is the ground truth's call number *k*, where *k* is how many of this
+turn's tool results succeeded; a failed result (an error ``ToolMessage`` or a ``transient``
+artifact) makes it issue the same call again, as a perfect model would. After the last call it
+writes the task's ``GROUND_TRUTH_OUTPUT``, as AgentDojo's ``GroundTruthPipeline`` does. It
+never sees the environment: only the calls and the answer it was built with.
+
+Usage is counted as a provider bills it: every message sent plus the bound tools' schemas
+(``count_tokens_approximately(messages, tools=...)``), and the reply's text and calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from stop_on_artifact.messages import turn_start
+from stop_on_artifact.testing import ScriptedChatModel, tool_call
+
+REPLAY_MODEL = "agentdojo-ground-truth-replay"
+
+
+def failed(message: ToolMessage) -> bool:
+    """Return whether a tool result failed: an error status or a ``transient`` artifact."""
+    artifact = message.artifact
+    transient = isinstance(artifact, dict) and artifact.get("reason") == "transient"
+    return message.status == "error" or transient
+
+
+def succeeded(messages: Sequence[BaseMessage]) -> int:
+    """Count this turn's tool results that succeeded."""
+    turn = messages[turn_start(messages) :]
+    return sum(isinstance(m, ToolMessage) and not failed(m) for m in turn)
+
+
+class ReplayChatModel(ScriptedChatModel):
+    """Replay ``calls`` one per model step, then answer ``output``.
+
+    ``mark`` (an index into ``calls``) and ``mark_argument`` make the replay set
+    ``{mark_argument: True}`` on that call when the bound tool declares the argument: the
+    oracle for tools that stop when the model marks a call.
+    """
+
+    calls: list[dict[str, Any]]
+    """``{"name": ..., "args": {...}}`` per ground-truth call, in order."""
+    output: str
+    mark: int | None = None
+    mark_argument: str | None = None
+    model_name: str = REPLAY_MODEL
+
+    def respond(
+        self, messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]
+    ) -> AIMessage:
+        """Return the next ground-truth call, or the task's answer once all succeeded."""
+        index = succeeded(messages)
+        if index >= len(self.calls) or not tools:
+            reply = AIMessage(content=self.output)
+        else:
+            call = self.calls[index]
+            args = dict(call["args"])
+            if index == self.mark and self._declares_mark(tools, call["name"]):
+                args[str(self.mark_argument)] = True
+            call_id = f"call_{index}_{len(messages)}"
+            reply = AIMessage(content="", tool_calls=[tool_call(call["name"], args, call_id)])
+        reply.response_metadata = {"model_name": self.model_name}
+        sent = count_tokens_approximately(messages, tools=list(tools) or None)
+        written = count_tokens_approximately([reply])
+        reply.usage_metadata = {
+            "input_tokens": sent,
+            "output_tokens": written,
+            "total_tokens": sent + written,
+        }
+        return reply
+
+    def _declares_mark(self, tools: Sequence[dict[str, Any]], name: str) -> bool:
+        if self.mark_argument is None:
+            return False
+        for tool in tools:
+            function = tool.get("function", {})
+            if function.get("name") == name:
+                properties = function.get("parameters", {}).get("properties", {})
+                return self.mark_argument in properties
+        return False

@@ -1,0 +1,158 @@
+"""The whole AgentDojo benchmark in one run: check the harness, derive, compare, judge goals.
+
+1. The harness's own check: AgentDojo's ``GroundTruthPipeline`` and stock ``create_agent``
+   with the replay model must score the same, task by task.
+2. The mappings: the team's (every write tool stops) and the no-loss one (derived by
+   replaying the ground truth, :func:`bench.agentdojo.harness.no_loss_mapping`).
+3. Every configuration on every task, without faults and with the seeded faults (the same
+   draws for all), judged by AgentDojo.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Callable, Sequence
+from importlib.metadata import version
+from typing import Any
+
+from bench.agentdojo.configs import STOCK, Config, configurations
+from bench.agentdojo.harness import Outcome, ground_truth_utility, no_loss_mapping, run_task
+from bench.agentdojo.mappings import ground_truth_candidates, team_mapping
+from bench.agentdojo.suites import SUITES, VERSION, Task, suite, tasks
+from bench.agentdojo.tools import Faults
+from bench.latency import Profile
+
+FAULT_RATE = 0.2
+SEED = 41
+PACKAGES = ("agentdojo", "langchain", "langchain-core", "langgraph", "stop-on-artifact")
+
+Progress = Callable[[str], None]
+
+
+def _quiet(line: str) -> None:
+    del line
+
+
+def summarize(outcomes: Sequence[Outcome], profile: Profile) -> dict[str, Any]:
+    """Return the figures of a set of outcomes (one configuration, one suite or all)."""
+    del profile
+    return {
+        "tasks": len(outcomes),
+        "utility": sum(o.utility for o in outcomes),
+        "model_calls": sum(o.model_calls for o in outcomes),
+        "input_tokens": sum(o.input_tokens for o in outcomes),
+        "output_tokens": sum(o.output_tokens for o in outcomes),
+        "dollars": round(sum(o.dollars for o in outcomes), 6),
+        "ended_early": sum(o.ended_after is not None for o in outcomes),
+        "false_not_done": sum(o.false_not_done for o in outcomes),
+        "timeouts": sum(o.timeouts for o in outcomes),
+        "in_place_retries": sum(o.in_place_retries for o in outcomes),
+        "wall_s": round(sum(o.wall_s for o in outcomes), 3),
+        "model_s": round(sum(o.model_s for o in outcomes), 3),
+    }
+
+
+def _rows(config: Config, outcomes: Sequence[Outcome], profile: Profile) -> list[dict[str, Any]]:
+    faults = bool(outcomes and outcomes[0].faults)
+    rows = []
+    for name in (*SUITES, "total"):
+        chosen = [o for o in outcomes if name in ("total", o.suite)]
+        rows.append(
+            {"config": config.name, "faults": faults, "suite": name} | summarize(chosen, profile)
+        )
+    return rows
+
+
+def run_all(
+    *,
+    suites: tuple[str, ...] = SUITES,
+    rate: float = FAULT_RATE,
+    seed: int = SEED,
+    profile: Profile | None = None,
+    progress: Progress = _quiet,
+) -> dict[str, Any]:
+    """Run the benchmark and return its result document."""
+    profile = profile or Profile()
+    started = time.perf_counter()
+    chosen = list(tasks(suites))
+    progress(f"{len(chosen)} tasks of {', '.join(suites)} (AgentDojo {VERSION})")
+
+    check = harness_check(chosen, profile)
+    progress(f"harness check: {check['equal']} of {check['tasks']} tasks equal to AgentDojo's")
+
+    team = team_mapping({name: [f.name for f in suite(name).tools] for name in suites})
+    no_loss, dropped = no_loss_mapping(chosen, ground_truth_candidates(chosen), profile)
+    progress("no-loss mapping derived")
+
+    configs = configurations(team, no_loss)
+    outcomes: list[Outcome] = []
+    rows: list[dict[str, Any]] = []
+    for faults in (Faults(seed=seed), Faults(rate=rate, seed=seed)):
+        for config in configs:
+            ran = [run_task(config, task, faults, profile) for task in chosen]
+            outcomes += ran
+            rows += _rows(config, ran, profile)
+            total = rows[-1]
+            progress(
+                f"{config.name:<24} faults={faults.rate:<4} utility {total['utility']}/"
+                f"{total['tasks']}  model calls {total['model_calls']}"
+            )
+    return {
+        "meta": {
+            "benchmark": f"AgentDojo {VERSION}",
+            "suites": list(suites),
+            "tasks": len(chosen),
+            "fault_rate": rate,
+            "seed": seed,
+            "profile": profile.as_dict(),
+            "versions": {name: version(name) for name in PACKAGES},
+            "python": platform.python_version(),
+            "duration_s": round(time.perf_counter() - started, 1),
+        },
+        "harness_check": check,
+        "mappings": {
+            "team": team.as_dict(),
+            "no-loss": no_loss.as_dict() | {"dropped": dropped},
+        },
+        "configs": [
+            {"name": c.name, "description": c.description, "upper_bound": c.upper_bound}
+            for c in configs
+        ],
+        "faults": {
+            "drawn": sum(len(Faults(rate, seed).plan(t.key, len(t.calls))) for t in chosen),
+            "calls": sum(len(t.calls) for t in chosen),
+        },
+        "rows": rows,
+        "losses": [
+            {"config": o.config, "faults": o.faults, "task": o.task, "cause": o.cause}
+            for o in outcomes
+            if not o.utility
+        ],
+        "ended_early": [
+            {"config": o.config, "faults": o.faults, "task": o.task, "after": o.ended_after}
+            for o in outcomes
+            if o.ended_after is not None
+        ],
+        "false_not_done": [
+            {"config": o.config, "faults": o.faults, "task": o.task}
+            for o in outcomes
+            if o.false_not_done
+        ],
+    }
+
+
+def harness_check(chosen: Sequence[Task], profile: Profile) -> dict[str, Any]:
+    """Compare stock ``create_agent`` with the replay to AgentDojo's pipeline, task by task."""
+    differ = []
+    for task in chosen:
+        expected = ground_truth_utility(task)
+        got = run_task(STOCK, task, Faults(), profile).utility
+        if got != expected:
+            differ.append({"task": task.key, "agentdojo": expected, "replay": got})
+    return {
+        "tasks": len(chosen),
+        "agentdojo_utility": sum(ground_truth_utility(t) for t in chosen),
+        "equal": len(chosen) - len(differ),
+        "differ": differ,
+    }
