@@ -162,3 +162,39 @@ def test_a_plain_function_is_made_a_tool_first() -> None:
         {"type": "tool_call", "name": "shout", "args": {"text": "hi"}, "id": "c"}
     )
     assert (message.content, message.artifact) == ("HI", completed())
+
+
+def _run(tool_: BaseTool, args: dict[str, Any]) -> tuple[Any, Any]:
+    message = tool_.invoke({"type": "tool_call", "name": tool_.name, "args": args, "id": "c1"})
+    return message.content, message.artifact
+
+
+def test_stops_false_is_a_plain_result_and_failures_keep_their_artifacts() -> None:
+    read = adopt(lookup, stops=False, transient=Unavailable, fatal=NotFound)
+    assert _run(read, {"query": "a1"}) == ("# Order a1\n\nShipped.", None)
+    assert _run(read, {"query": "timeout"})[1]["reason"] == "transient"
+    assert _run(read, {"query": "missing"})[1]["reason"] == "fatal"
+
+
+def test_when_marked_stops_only_on_a_call_the_model_marked() -> None:
+    from stop_on_artifact import MARK_ARGUMENT
+
+    marked = adopt(lookup, stops="when_marked", transient=Unavailable)
+    properties = marked.tool_call_schema.model_json_schema()["properties"]  # type: ignore[union-attr]
+    assert list(properties) == ["query", MARK_ARGUMENT]
+    assert _run(marked, {"query": "a1"})[1] is None
+    assert _run(marked, {"query": "a1", MARK_ARGUMENT: False})[1] is None
+    assert _run(marked, {"query": "a1", MARK_ARGUMENT: True})[1] == completed()
+    assert _run(marked, {"query": "timeout", MARK_ARGUMENT: True})[1]["reason"] == "transient"
+
+
+def test_when_marked_refuses_a_tool_that_has_the_argument_and_a_bad_stops() -> None:
+    @tool
+    def ship(final: bool) -> str:
+        """Ship."""
+        return "ok"
+
+    with pytest.raises(ValueError, match="'final'"):
+        adopt(ship, stops="when_marked")
+    with pytest.raises(ValueError, match="stops must be"):
+        adopt(lookup, stops="sometimes")  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from stop_on_artifact._adopt import MCPErrorResult, adopt
+from stop_on_artifact._adopt import MARK_ARGUMENT, MCPErrorResult, adopt
 from stop_on_artifact._approval import ApprovalUsedError, resume_problem
 from stop_on_artifact._artifact import (
     InvalidArtifactError,
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 __version__ = "0.4.0"
 
 __all__ = [
-    "ApprovalUsedError", "Block", "InvalidArtifactError", "MCPErrorResult", "ParallelPolicy",
+    "MARK_ARGUMENT", "ApprovalUsedError", "Block", "InvalidArtifactError", "MCPErrorResult", "ParallelPolicy",
     "PolicyGate",
     "PolicyMiddleware", "Reason", "StateSchemaError", "StopDecision", "StopMode",
     "StopOnArtifactMiddleware", "StopRouter", "StopSettings", "StopState", "ToolPolicy", "adopt",

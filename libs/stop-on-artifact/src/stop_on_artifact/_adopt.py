@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
+from pydantic import Field, create_model
+
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
 from langchain_core.tools import BaseTool, ToolException
 from langchain_core.tools import tool as as_tool
@@ -22,6 +24,13 @@ _HANDLERS = ("handle_tool_error", "handle_validation_error")
 _COPIED = ("name", "description", "tags", "metadata", *_HANDLERS)
 _MCP_MODULE = "langchain_mcp_adapters."
 _MCP_TIMEOUT = 408  # the code mcp's client gives a request that timed out
+Stops = bool | Literal["when_marked"]
+MARK_ARGUMENT = "final"
+"""The optional argument ``adopt(tool, stops="when_marked")`` adds to the tool's schema."""
+MARK_DESCRIPTION = (
+    "Set true only when this call's result alone answers the user's whole request and no "
+    "other call is needed after it."
+)
 
 
 class MCPErrorResult(Exception):
@@ -43,6 +52,7 @@ class _AdoptedTool(BaseTool):  # see adopt()
     transient: tuple[Errors, str]  # the exception types and the content they give
     fatal: tuple[Errors, str]
     mcp: bool = False
+    stops: Stops = True
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
 
     def _outcome(self, error: Exception) -> tuple[Any, dict[str, Any]]:
@@ -58,25 +68,31 @@ class _AdoptedTool(BaseTool):  # see adopt()
             return fatal_content, _artifact.fatal(error=type(read).__name__)
         raise error
 
+    def _success(self, content: Any, marked: object) -> tuple[Any, dict[str, Any] | None]:
+        stops = self.stops is True or (self.stops == "when_marked" and marked is True)
+        return content, _artifact.completed() if stops else None  # None: a plain result
+
     def _run(
         self, *args: Any, run_manager: CallbackManagerForToolRun | None = None, **kwargs: Any
-    ) -> tuple[Any, dict[str, Any]]:
+    ) -> tuple[Any, dict[str, Any] | None]:
         callbacks = run_manager.get_child() if run_manager else None
+        marked = kwargs.pop(MARK_ARGUMENT, None) if self.stops == "when_marked" else None
         try:
             content = self.inner.invoke(kwargs, config={"callbacks": callbacks})
         except Exception as error:
             return self._outcome(error)
-        return content, _artifact.completed()
+        return self._success(content, marked)
 
     async def _arun(
         self, *args: Any, run_manager: AsyncCallbackManagerForToolRun | None = None, **kwargs: Any
-    ) -> tuple[Any, dict[str, Any]]:
+    ) -> tuple[Any, dict[str, Any] | None]:
         callbacks = run_manager.get_child() if run_manager else None
+        marked = kwargs.pop(MARK_ARGUMENT, None) if self.stops == "when_marked" else None
         try:
             content = await self.inner.ainvoke(kwargs, config={"callbacks": callbacks})
         except Exception as error:
             return self._outcome(error)
-        return content, _artifact.completed()
+        return self._success(content, marked)
 
 
 def _errors(name: str, value: type[Exception] | Errors) -> Errors:
@@ -86,9 +102,27 @@ def _errors(name: str, value: type[Exception] | Errors) -> Errors:
     raise TypeError(f"{name} must be Exception subclasses (a class or a tuple of classes)")
 
 
+def _marked(schema: Any) -> Any:
+    """Return ``schema`` with the optional boolean :data:`MARK_ARGUMENT`."""
+    if isinstance(schema, dict):  # an MCP tool's JSON schema
+        properties = dict(schema.get("properties") or {})
+        taken = MARK_ARGUMENT in properties
+        properties[MARK_ARGUMENT] = {"type": "boolean", "description": MARK_DESCRIPTION}
+        marked: Any = {**schema, "properties": properties}
+    else:
+        taken = MARK_ARGUMENT in schema.model_fields
+        field = (bool, Field(default=False, description=MARK_DESCRIPTION))
+        marked = create_model(schema.__name__, __base__=schema, **{MARK_ARGUMENT: field})
+    if taken:
+        msg = f"stops='when_marked' adds the argument {MARK_ARGUMENT!r}, which the tool has"
+        raise ValueError(msg)
+    return marked
+
+
 def adopt(
     tool: BaseTool | Callable[..., Any],
     *,
+    stops: Stops = True,
     transient: type[Exception] | Errors = (),
     fatal: type[Exception] | Errors = (),
     transient_content: str = TRANSIENT_CONTENT,
@@ -99,7 +133,11 @@ def adopt(
 
     ``tool`` is a ``BaseTool`` (``@tool`` included) or a plain function with a docstring; the
     new tool keeps its name, description, arguments and error handling. A return is
-    ``completed``, the text as content. An exception of a ``transient`` type (a timeout, a 503)
+    ``completed``, the text as content; with ``stops=False`` it is a plain result (no
+    artifact: the model reads it, a hard stop never names it), and with
+    ``stops="when_marked"`` the tool gains the optional boolean argument :data:`MARK_ARGUMENT`
+    (``final``) by which the model says, in the call itself, that this result answers the
+    request: completed when it is true, plain otherwise. An exception of a ``transient`` type (a timeout, a 503)
     or a ``fatal`` one (not found) gives that reason, ``error=<its type's name>`` and
     ``transient_content`` (for the model) or ``fatal_content`` (a hard stop's answer), never the
     exception's text (a URL, a key, a customer's data). Others are raised as before, through
@@ -117,8 +155,11 @@ def adopt(
     Raises:
         TypeError: If ``tool`` already returns ``(content, artifact)`` (an MCP tool aside) or a
             type is no Exception.
-        ValueError: If an exception type is listed as both transient and fatal.
+        ValueError: If an exception type is listed as both transient and fatal, or ``stops``
+            is ``"when_marked"`` and the tool has an argument named :data:`MARK_ARGUMENT`.
     """
+    if stops not in (True, False, "when_marked"):
+        raise ValueError("stops must be True, False or 'when_marked'")
     wrapped = tool if isinstance(tool, BaseTool) else as_tool(tool)
     mcp = _is_mcp(wrapped)
     if wrapped.response_format == "content_and_artifact" and not mcp:
@@ -133,9 +174,11 @@ def adopt(
     if set(transient_errors) & set(fatal_errors):
         raise ValueError("an exception type is listed as both transient and fatal")
     schema = wrapped.args_schema  # an MCP tool's is a JSON schema, kept as it is
+    schema = schema if isinstance(schema, dict) else wrapped.get_input_schema()
     return _AdoptedTool(
         **{field: getattr(wrapped, field) for field in _COPIED},
-        args_schema=schema if isinstance(schema, dict) else wrapped.get_input_schema(),
+        args_schema=_marked(schema) if stops == "when_marked" else schema,
+        stops=stops,
         inner=wrapped.model_copy(update=dict.fromkeys(_HANDLERS, False)),  # raises; handled here
         transient=(transient_errors, transient_content),
         fatal=(fatal_errors, fatal_content),
