@@ -7,7 +7,14 @@ are (:data:`bench.agentdojo.tools.Kind`, from a mapping) and in the stop middlew
 - ``stock``: every tool plain, no middleware;
 - ``return_direct/<mapping>``: the mapping's tools carry ``return_direct=True``;
 - ``stop/<mapping>``: the mapping's tools adopted with ``adopt()``, and
-  ``StopOnArtifactMiddleware(stop_mode="hard")``; ``+retry`` adds ``retry_in_place=True``.
+  ``StopOnArtifactMiddleware(stop_mode="hard")``; ``+retry`` adds ``retry_in_place=True``;
+  ``+reads`` adopts every other tool too, with ``adopt(tool, stops=False)``, so a read's
+  timeout is retried in place as well;
+- ``stop/when_marked``: every tool ``adopt(tool, stops="when_marked")``: a call stops when the
+  model marks it (the argument ``stop_on_artifact.MARK_ARGUMENT``). The replay marks the call
+  after which stopping keeps the task's utility: an oracle, so its figures are an upper bound.
+  ``stop/when_marked/ends`` gives the argument only to the tools some task ends with (the
+  others ``adopt(stops=False)``): fewer schemas carry it, so every call sends fewer tokens.
 
 The middleware gets ``max_model_calls`` and ``max_retries`` above the longest ground truth
 (18 calls) and its faults, so neither bound ends a run the replay would finish.
@@ -50,10 +57,17 @@ class Config:
     mapping: ToolMapping | None = None
     stopping: Kind = "plain"
     """What the mapping's tools become."""
+    others: Kind = "plain"
+    """What every other tool becomes."""
     middleware: bool = False
     retry_in_place: bool = False
-    upper_bound: bool = False
-    """Its figures rest on an oracle (the replay knows when to stop): an upper bound."""
+    marks: bool = False
+    """The replay marks the call after which stopping keeps the task's utility (an oracle)."""
+
+    @property
+    def upper_bound(self) -> bool:
+        """Whether its figures rest on an oracle (the replay knows when to stop)."""
+        return self.marks
 
     def kinds(self, suite: str) -> dict[str, Kind]:
         """Return ``{tool: kind}`` for the tools of ``suite`` that are not plain."""
@@ -79,8 +93,8 @@ class Config:
 STOCK = Config(name="stock", description="stock create_agent, every tool plain")
 
 
-def configurations(team: ToolMapping, no_loss: ToolMapping) -> list[Config]:
-    """Return every configuration, stock first."""
+def configurations(team: ToolMapping, no_loss: ToolMapping, ends: ToolMapping) -> list[Config]:
+    """Return every configuration, stock first; ``ends`` may stop when marked."""
     configs = [STOCK]
     for mapping in (team, no_loss):
         configs.append(
@@ -91,18 +105,53 @@ def configurations(team: ToolMapping, no_loss: ToolMapping) -> list[Config]:
                 stopping="return_direct",
             )
         )
-        for retry in (False, True):
+        variants = ((False, False), (True, False)) + ((True, True),) * (mapping is no_loss)
+        for retry, reads in variants:
             configs.append(
                 Config(
-                    name=f"stop/{mapping.name}" + ("+retry" if retry else ""),
+                    name=f"stop/{mapping.name}" + "+retry" * retry + "+reads" * reads,
                     description=(
                         f"the stop middleware (hard), the {mapping.name} tools adopted"
-                        + (", retry_in_place=True" if retry else "")
+                        + ", retry_in_place=True" * retry
+                        + ", every other tool adopt(stops=False)" * reads
                     ),
                     mapping=mapping,
                     stopping="stops",
+                    others="reads" if reads else "plain",
                     middleware=True,
                     retry_in_place=retry,
                 )
             )
+    for retry in (False, True):
+        configs.append(
+            Config(
+                name="stop/when_marked" + "+retry" * retry,
+                description=(
+                    'the stop middleware (hard), every tool adopt(stops="when_marked"); the '
+                    "replay marks the call after which stopping keeps the utility (an oracle)"
+                    + ", retry_in_place=True"
+                    * retry
+                ),
+                others="when_marked",
+                middleware=True,
+                retry_in_place=retry,
+                marks=True,
+            )
+        )
+    configs.append(
+        Config(
+            name=f"stop/when_marked/{ends.name}+retry",
+            description=(
+                f'the stop middleware (hard), the {ends.name} tools adopt(stops="when_marked"), '
+                "every other tool adopt(stops=False); the replay marks as above"
+                ", retry_in_place=True"
+            ),
+            mapping=ends,
+            stopping="when_marked",
+            others="reads",
+            middleware=True,
+            retry_in_place=True,
+            marks=True,
+        )
+    )
     return configs

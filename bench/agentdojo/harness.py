@@ -16,6 +16,7 @@ from typing import Any
 
 from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from stop_on_artifact import MARK_ARGUMENT, InvalidArtifactError, parse_artifact
 from stop_on_artifact.messages import message_text
 
 from bench.agentdojo.configs import Config
@@ -61,6 +62,8 @@ class Outcome:
     """The stop decision's rule when the middleware stopped the run."""
     timeouts: int
     in_place_retries: int
+    invalid_artifacts: int
+    """Tool results whose artifact the library's own parser refuses."""
     cause: str | None
     """Why the run lost, when it did (``utility`` False)."""
 
@@ -93,6 +96,16 @@ def _usage(messages: Sequence[BaseMessage]) -> list[tuple[int, int]]:
 
 def _results(messages: Sequence[BaseMessage]) -> dict[str, ToolMessage]:
     return {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+
+
+def _invalid(message: BaseMessage) -> bool:
+    if not isinstance(message, ToolMessage) or message.artifact is None:
+        return False
+    try:
+        parse_artifact(message.artifact)
+    except InvalidArtifactError:
+        return True
+    return False
 
 
 def false_not_done(run: Run) -> bool:
@@ -137,10 +150,12 @@ def run_task(
     profile: Profile,
     *,
     mark: int | None = None,
-    mark_argument: str | None = None,
 ) -> Outcome:
-    """Run ``task`` under ``config``, judged by AgentDojo, and read the run."""
-    pipeline = AgentPipeline(config, task, faults, mark=mark, mark_argument=mark_argument)
+    """Run ``task`` under ``config``, judged by AgentDojo, and read the run.
+
+    ``mark`` is the ground-truth call the replay marks (``MARK_ARGUMENT``), if any.
+    """
+    pipeline = AgentPipeline(config, task, faults, mark=mark, mark_argument=MARK_ARGUMENT)
     own = user_task(task)
     utility, _ = suite(task.suite).run_task_with_pipeline(
         pipeline, own, None, {}, environment=environment(task.suite)
@@ -177,6 +192,7 @@ def run_task(
         rule=rule,
         timeouts=len(run.log.timed_out),
         in_place_retries=int(decision.get("in_place_retries", 0)),
+        invalid_artifacts=sum(map(_invalid, run.messages)),
         cause=None if utility else _cause(task, run, ended_after, rule),
     )
 
@@ -215,6 +231,22 @@ def no_loss_mapping(
         "ended a task that lost is dropped, until none is lost"
     )
     return ToolMapping(name="no-loss", rule=rule, stops=_frozen(stops)), dropped
+
+
+def oracle_marks(tasks: Sequence[Task], config: Config, profile: Profile) -> dict[str, int | None]:
+    """Return, per task, the call a perfect model marks under ``config``, or None.
+
+    The mark goes on the task's last ground-truth call when a run that stops there (its
+    content the answer, no model call after it) keeps the task's utility; else no call is
+    marked and the replay writes its answer. Never earlier: the calls after it are what the
+    request needs, even where the checker would pass without them.
+    """
+    marks: dict[str, int | None] = {}
+    for task in tasks:
+        last = len(task.calls) - 1
+        kept = last >= 0 and run_task(config, task, Faults(), profile, mark=last).utility
+        marks[task.key] = last if kept else None
+    return marks
 
 
 def _frozen(stops: Mapping[str, Iterable[str]]) -> dict[str, frozenset[str]]:

@@ -75,6 +75,20 @@ def team_mapping(tools: Mapping[str, Iterable[str]]) -> ToolMapping:
     )
 
 
+def ground_truth_ends(tasks: Iterable[Task]) -> ToolMapping:
+    """Return the tools some ground truth of their suite ends with (they may stop when marked)."""
+    ends: dict[str, set[str]] = {}
+    for task in tasks:
+        if task.calls:
+            ends.setdefault(task.suite, set()).add(task.calls[-1].function)
+    return ToolMapping(
+        name="ends",
+        rule="a tool may stop when the model marks a call of it if some task of its suite "
+        "ends with it",
+        stops={suite: frozenset(names) for suite, names in sorted(ends.items())},
+    )
+
+
 def ground_truth_candidates(tasks: Iterable[Task]) -> dict[str, frozenset[str]]:
     """Return, per suite, the tools some ground truth ends with and none calls mid-way."""
     last: dict[str, set[str]] = {}

@@ -130,7 +130,8 @@ class AgentPipeline(BasePipelineElement):  # type: ignore[misc]  # AgentDojo is 
     ) -> tuple[str, FunctionsRuntime, Env, Sequence[ChatMessage], dict[str, Any]]:
         """Run the agent on ``env`` and return its messages in AgentDojo's form."""
         log = CallLog(self.task.key, self.faults)
-        tools = suite_tools(runtime, env, self.config.kinds(self.task.suite), log)
+        kinds = self.config.kinds(self.task.suite)
+        tools = suite_tools(runtime, env, kinds, log, default=self.config.others)
         model = ReplayChatModel(
             calls=[{"name": c.function, "args": dict(c.args)} for c in self.task.calls],
             output=self.task.output,

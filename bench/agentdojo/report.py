@@ -112,8 +112,9 @@ def totals_table(result: dict[str, Any]) -> list[str]:
     """Return the totals table: one line per configuration and fault setting."""
     lines = [
         "| configuration | faults | utility | model calls | vs stock | input tokens | "
-        'output tokens | $ | ended early | false "Not done" | wall s |',
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        'output tokens | $ | model s | ended early | false "Not done" | invalid artifacts | '
+        "wall s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for faults in (False, True):
         base = row(result, "stock", faults)["model_calls"]
@@ -123,8 +124,9 @@ def totals_table(result: dict[str, Any]) -> list[str]:
                 f"| {_label(result, config['name'])} | {'20%' if faults else 'none'} | "
                 f"{r['utility']}/{r['tasks']} | {r['model_calls']} | "
                 f"{_pct(r['model_calls'], base)} | {r['input_tokens']:,} | "
-                f"{r['output_tokens']:,} | {r['dollars']:.4f} | {r['ended_early']} | "
-                f"{r['false_not_done']} | {r['wall_s']:.1f} |"
+                f"{r['output_tokens']:,} | {r['dollars']:.4f} | {r['model_s']:.0f} | "
+                f"{r['ended_early']} | "
+                f"{r['false_not_done']} | {r['invalid_artifacts']} | {r['wall_s']:.1f} |"
             )
     return lines
 
@@ -178,6 +180,19 @@ def mappings_lines(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+def marks_lines(result: dict[str, Any]) -> list[str]:
+    """Return what the oracle marked, for the configurations whose replay marks a call."""
+    marks = result["oracle_marks"]
+    if marks["config"] is None:
+        return []
+    unmarked = ", ".join(marks["unmarked"]) or "none"
+    return [
+        f"The oracle (found with `{marks['config']}`, used by every marking configuration) "
+        f"marks the last call of {marks['marked']} tasks. A stop there loses each of the "
+        f"others, whose answer the model must write from several results: {unmarked}."
+    ]
+
+
 def markdown(result: dict[str, Any]) -> str:
     """Return the whole result as Markdown (``bench/results/agentdojo.md``)."""
     meta, faults = result["meta"], result["faults"]
@@ -203,6 +218,8 @@ def markdown(result: dict[str, Any]) -> str:
         "Mappings:",
         "",
         *mappings_lines(result),
+        "",
+        *marks_lines(result),
         "",
         "Every loss:",
         "",

@@ -17,8 +17,14 @@ from importlib.metadata import version
 from typing import Any
 
 from bench.agentdojo.configs import STOCK, Config, configurations
-from bench.agentdojo.harness import Outcome, ground_truth_utility, no_loss_mapping, run_task
-from bench.agentdojo.mappings import ground_truth_candidates, team_mapping
+from bench.agentdojo.harness import (
+    Outcome,
+    ground_truth_utility,
+    no_loss_mapping,
+    oracle_marks,
+    run_task,
+)
+from bench.agentdojo.mappings import ground_truth_candidates, ground_truth_ends, team_mapping
 from bench.agentdojo.suites import SUITES, VERSION, Task, suite, tasks
 from bench.agentdojo.tools import Faults
 from bench.latency import Profile
@@ -48,6 +54,7 @@ def summarize(outcomes: Sequence[Outcome], profile: Profile) -> dict[str, Any]:
         "false_not_done": sum(o.false_not_done for o in outcomes),
         "timeouts": sum(o.timeouts for o in outcomes),
         "in_place_retries": sum(o.in_place_retries for o in outcomes),
+        "invalid_artifacts": sum(o.invalid_artifacts for o in outcomes),
         "wall_s": round(sum(o.wall_s for o in outcomes), 3),
         "model_s": round(sum(o.model_s for o in outcomes), 3),
     }
@@ -78,19 +85,30 @@ def run_all(
     chosen = list(tasks(suites))
     progress(f"{len(chosen)} tasks of {', '.join(suites)} (AgentDojo {VERSION})")
 
-    check = harness_check(chosen, profile)
-    progress(f"harness check: {check['equal']} of {check['tasks']} tasks equal to AgentDojo's")
-
     team = team_mapping({name: [f.name for f in suite(name).tools] for name in suites})
     no_loss, dropped = no_loss_mapping(chosen, ground_truth_candidates(chosen), profile)
     progress("no-loss mapping derived")
 
-    configs = configurations(team, no_loss)
+    configs = configurations(team, no_loss, ground_truth_ends(chosen))
+    # The mark goes on a task's last call or nowhere, and what a stop there answers is that
+    # call's content under every marking configuration: one oracle serves them all.
+    marking = next((c for c in configs if c.marks), None)
+    marks = oracle_marks(chosen, marking, profile) if marking else {}
+    progress(f"oracle: {sum(m is not None for m in marks.values())} tasks marked")
     outcomes: list[Outcome] = []
     rows: list[dict[str, Any]] = []
     for faults in (Faults(seed=seed), Faults(rate=rate, seed=seed)):
         for config in configs:
-            ran = [run_task(config, task, faults, profile) for task in chosen]
+            ran = [
+                run_task(
+                    config,
+                    task,
+                    faults,
+                    profile,
+                    mark=marks.get(task.key) if config.marks else None,
+                )
+                for task in chosen
+            ]
             outcomes += ran
             rows += _rows(config, ran, profile)
             total = rows[-1]
@@ -98,6 +116,9 @@ def run_all(
                 f"{config.name:<24} faults={faults.rate:<4} utility {total['utility']}/"
                 f"{total['tasks']}  model calls {total['model_calls']}"
             )
+    stock = [o for o in outcomes if o.config == STOCK.name and not o.faults]
+    check = harness_check(chosen, stock)
+    progress(f"harness check: {check['equal']} of {check['tasks']} tasks equal to AgentDojo's")
     return {
         "meta": {
             "benchmark": f"AgentDojo {VERSION}",
@@ -119,6 +140,11 @@ def run_all(
             {"name": c.name, "description": c.description, "upper_bound": c.upper_bound}
             for c in configs
         ],
+        "oracle_marks": {
+            "config": marking.name if marking else None,
+            "marked": sum(m is not None for m in marks.values()),
+            "unmarked": [key for key, m in marks.items() if m is None],
+        },
         "faults": {
             "drawn": sum(len(Faults(rate, seed).plan(t.key, len(t.calls))) for t in chosen),
             "calls": sum(len(t.calls) for t in chosen),
@@ -142,14 +168,14 @@ def run_all(
     }
 
 
-def harness_check(chosen: Sequence[Task], profile: Profile) -> dict[str, Any]:
+def harness_check(chosen: Sequence[Task], stock: Sequence[Outcome]) -> dict[str, Any]:
     """Compare stock ``create_agent`` with the replay to AgentDojo's pipeline, task by task."""
-    differ = []
-    for task in chosen:
-        expected = ground_truth_utility(task)
-        got = run_task(STOCK, task, Faults(), profile).utility
-        if got != expected:
-            differ.append({"task": task.key, "agentdojo": expected, "replay": got})
+    got = {o.task: o.utility for o in stock}
+    differ = [
+        {"task": t.key, "agentdojo": ground_truth_utility(t), "replay": got.get(t.key)}
+        for t in chosen
+        if got.get(t.key) != ground_truth_utility(t)
+    ]
     return {
         "tasks": len(chosen),
         "agentdojo_utility": sum(ground_truth_utility(t) for t in chosen),

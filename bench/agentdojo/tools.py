@@ -9,7 +9,10 @@ an error ``ToolMessage``, as AgentDojo answers it to its model.
 
 How a tool may stop is its :data:`Kind`, from a mapping (:mod:`bench.agentdojo.mappings`):
 ``plain`` (the tool as it is), ``return_direct`` (the static flag), ``stops`` (the library's
-``adopt()``: success is ``completed``, a timeout ``transient``).
+``adopt()``: success is ``completed``, a timeout ``transient``), ``reads``
+(``adopt(stops=False)``: success is a plain result, a timeout still ``transient``) and
+``when_marked`` (``adopt(stops="when_marked")``: success is ``completed`` when the model set
+the argument ``stop_on_artifact.MARK_ARGUMENT`` on the call, else a plain result).
 
 Seeded faults (:class:`Faults`): a drawn call times out once, before it reaches the
 environment (so a retry never writes twice), with :class:`ToolTimeout`, which is both a
@@ -29,7 +32,7 @@ from agentdojo.functions_runtime import Function, FunctionsRuntime, TaskEnvironm
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from stop_on_artifact import adopt
 
-Kind = Literal["plain", "return_direct", "stops"]
+Kind = Literal["plain", "return_direct", "stops", "reads", "when_marked"]
 """How one tool may end a run; see the module's docstring."""
 TIMEOUT_TEXT = "TimeoutError: the service did not answer in time. Trying again may work."
 
@@ -115,18 +118,24 @@ def suite_tools(
     environment: TaskEnvironment,
     kinds: Mapping[str, Kind],
     log: CallLog,
+    *,
+    default: Kind = "plain",
 ) -> list[BaseTool]:
     """Return every function of ``runtime`` as a tool on ``environment``, shaped by ``kinds``.
 
-    A function missing from ``kinds`` is ``plain``.
+    A function missing from ``kinds`` is ``default``.
     """
     tools: list[BaseTool] = []
     for function in runtime.functions.values():
         tool: BaseTool = _tool(function, runtime, environment, log)
-        kind = kinds.get(function.name, "plain")
+        kind = kinds.get(function.name, default)
         if kind == "return_direct":
             tool = tool.model_copy(update={"return_direct": True})
         elif kind == "stops":
             tool = adopt(tool, transient=TimeoutError)
+        elif kind == "reads":
+            tool = adopt(tool, transient=TimeoutError, stops=False)
+        elif kind == "when_marked":
+            tool = adopt(tool, transient=TimeoutError, stops="when_marked")
         tools.append(tool)
     return tools
