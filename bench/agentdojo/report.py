@@ -166,6 +166,26 @@ def losses_table(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+def early_table(result: dict[str, Any]) -> list[str]:
+    """Return the runs that ended before their ground truth finished and still passed."""
+    lost = {(loss["config"], loss["faults"], loss["task"]) for loss in result["losses"]}
+    early = [e for e in result["ended_early"] if (e["config"], e["faults"], e["task"]) not in lost]
+    if not early:
+        return ["Every run that ended before its ground truth finished lost its task (above)."]
+    lines = [
+        "Ended before the ground truth finished and still passed (calls done / ground truth, "
+        "the last call made):",
+        "",
+        "| configuration | faults | task | ended after |",
+        "|---|---|---|---|",
+    ]
+    for e in early:
+        lines.append(
+            f"| `{e['config']}` | {'20%' if e['faults'] else 'none'} | {e['task']} | {e['after']} |"
+        )
+    return lines
+
+
 def mappings_lines(result: dict[str, Any]) -> list[str]:
     """Return the mappings: their rules and the tools each makes stop, per suite."""
     lines = []
@@ -224,6 +244,8 @@ def markdown(result: dict[str, Any]) -> str:
         "Every loss:",
         "",
         *losses_table(result),
+        "",
+        *early_table(result),
         "",
     ]
     return "\n".join(lines)
