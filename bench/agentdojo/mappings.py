@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from bench.agentdojo.suites import Task
-from bench.agentdojo.tools import Kind
+if TYPE_CHECKING:  # importing agentdojo changes yaml.dump for the whole process
+    from bench.agentdojo.suites import Task
+    from bench.agentdojo.tools import Kind
 
 WRITE_VERBS = frozenset(
     {

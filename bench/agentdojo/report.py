@@ -6,8 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench.agentdojo.suites import SUITES
-
 README = Path(__file__).resolve().parents[1] / "README.md"
 README_BEGIN = "<!-- bench:agentdojo -->"
 README_END = "<!-- /bench:agentdojo -->"
@@ -133,7 +131,7 @@ def totals_table(result: dict[str, Any]) -> list[str]:
 
 def suites_table(result: dict[str, Any]) -> list[str]:
     """Return the per-suite table: utility, model calls and dollars per suite."""
-    suites = [s for s in SUITES if s in result["meta"]["suites"]]
+    suites = result["meta"]["suites"]
     head = " | ".join(f"{s} ({row(result, 'stock', False, s)['tasks']})" for s in suites)
     lines = [
         f"| configuration | faults | {head} |",
