@@ -22,7 +22,6 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import PrivateAttr
 from stop_on_artifact.messages import turn_start
 from stop_on_artifact.testing import ScriptedChatModel, tool_call
 
@@ -42,6 +41,25 @@ def succeeded(messages: Sequence[BaseMessage]) -> int:
     return sum(isinstance(m, ToolMessage) and not failed(m) for m in turn)
 
 
+_SCHEMAS: dict[tuple[str, ...], dict[str, Any]] = {}
+
+
+def _key(tool: object) -> tuple[str, ...] | None:
+    if not isinstance(tool, BaseTool):
+        return None
+    # adopt() keeps the name and description; stops="when_marked" adds an argument
+    return (tool.name, tool.description, str(getattr(tool, "stops", "plain")))
+
+
+def _schema(tool: dict[str, Any] | type | Callable[..., Any] | BaseTool) -> dict[str, Any]:
+    key = _key(tool)
+    if key is None:
+        return convert_to_openai_tool(tool)
+    if key not in _SCHEMAS:
+        _SCHEMAS[key] = convert_to_openai_tool(tool)
+    return _SCHEMAS[key]
+
+
 class ReplayChatModel(ScriptedChatModel):
     """Replay ``calls`` one per model step, then answer ``output``.
 
@@ -56,7 +74,6 @@ class ReplayChatModel(ScriptedChatModel):
     mark: int | None = None
     mark_argument: str | None = None
     model_name: str = REPLAY_MODEL
-    _schemas: dict[int, dict[str, Any]] = PrivateAttr(default_factory=dict)
 
     def bind_tools(
         self,
@@ -65,16 +82,14 @@ class ReplayChatModel(ScriptedChatModel):
         tool_choice: str | None = None,
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Return a bound copy, each tool's schema converted once per run, not per call.
+        """Return a bound copy; each tool's schema is converted once per process.
 
-        ``create_agent`` binds the tools before every model call; converting 24 schemas
-        each time was a fifth of the benchmark's time. The tools live as long as the run.
+        ``create_agent`` binds the tools before every model call, and every task builds its
+        own tools; converting 24 schemas each time was a fifth of the benchmark's time. A
+        schema depends only on the AgentDojo function and how it was adopted (:func:`_key`).
         """
         del tool_choice
-        for tool in tools:
-            if id(tool) not in self._schemas:
-                self._schemas[id(tool)] = convert_to_openai_tool(tool)
-        return self.bind(tools=[self._schemas[id(tool)] for tool in tools], **kwargs)
+        return self.bind(tools=[_schema(tool) for tool in tools], **kwargs)
 
     def respond(
         self, messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]
