@@ -20,7 +20,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: help dev kb-mcp test unit lint format bench e2e compat report install clean prod prod-env prod-test prod-lock services
+.PHONY: help dev kb-mcp test unit lint format bench bench-agentdojo e2e compat report install clean prod prod-env prod-test prod-lock services
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -82,6 +82,9 @@ format: install ## Ruff's fixes and formatting.
 
 bench: install prod-env ## The benchmark: writes bench/results/.
 	$(RUN) python -m bench
+
+bench-agentdojo: install ## AgentDojo's 97 tasks offline, every stop configuration side by side: writes bench/results/agentdojo.*.
+	$(RUN) python -m bench.agentdojo
 
 e2e: install ## The check matrix against a dev server on real Groq (needs GROQ_API_KEY).
 	$(RUN) python -m client.e2e

@@ -1,0 +1,253 @@
+"""Run tasks under configurations, let AgentDojo judge them, and read what each run did.
+
+:func:`ground_truth_utility` scores a task with AgentDojo's own ``GroundTruthPipeline``;
+:func:`run_task` scores one configuration's run of it the same way
+(``suite.run_task_with_pipeline``) and reads the run: model calls and tokens, whether it ended
+before its ground truth finished, whether its answer names a part "Not done" that did not
+fail, and, for a loss, its cause. :func:`no_loss_mapping` and :func:`oracle_marks` derive the
+mapping that loses no task and the calls a perfect model would mark, by replaying.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from stop_on_artifact import MARK_ARGUMENT, InvalidArtifactError, parse_artifact
+from stop_on_artifact.messages import message_text
+
+from bench.agentdojo.configs import Config
+from bench.agentdojo.mappings import ToolMapping
+from bench.agentdojo.pipeline import AgentPipeline, Run
+from bench.agentdojo.replay import failed
+from bench.agentdojo.suites import Task, environment, suite, user_task
+from bench.agentdojo.tools import Faults
+from bench.latency import Profile
+
+NOT_DONE = "Not done"
+"""What the library's default line for a part left undone begins with."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One task under one configuration, as judged and as measured."""
+
+    task: str
+    suite: str
+    config: str
+    faults: bool
+    utility: bool
+    """AgentDojo's verdict on this run."""
+    expected: bool
+    """AgentDojo's verdict on its own ``GroundTruthPipeline``."""
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+    dollars: float
+    model_s: float
+    """The model calls' time under the latency profile (not slept)."""
+    wall_s: float
+    """The run's measured wall time: the graph, the tools and the replay, no model wait."""
+    calls: int
+    """Ground-truth calls that ran to success."""
+    ground_truth: int
+    ended_after: str | None
+    """``"<n>/<m> <tool>"`` when the run ended before its ground truth finished."""
+    false_not_done: bool
+    """The answer names a part "Not done" whose call did not fail."""
+    rule: str | None
+    """The stop decision's rule when the middleware stopped the run."""
+    timeouts: int
+    in_place_retries: int
+    invalid_artifacts: int
+    """Tool results whose artifact the library's own parser refuses."""
+    cause: str | None
+    """Why the run lost, when it did (``utility`` False)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the outcome for the result document."""
+        return asdict(self)
+
+
+_GROUND_TRUTH: dict[str, bool] = {}
+
+
+def ground_truth_utility(task: Task) -> bool:
+    """Return AgentDojo's utility for its own ``GroundTruthPipeline`` on ``task`` (cached)."""
+    if task.key not in _GROUND_TRUTH:
+        own = user_task(task)
+        utility, _ = suite(task.suite).run_task_with_pipeline(
+            GroundTruthPipeline(own), own, None, {}, environment=environment(task.suite)
+        )
+        _GROUND_TRUTH[task.key] = bool(utility)
+    return _GROUND_TRUTH[task.key]
+
+
+def _usage(messages: Sequence[BaseMessage]) -> list[tuple[int, int]]:
+    return [
+        (m.usage_metadata["input_tokens"], m.usage_metadata["output_tokens"])
+        for m in messages
+        if isinstance(m, AIMessage) and m.usage_metadata
+    ]
+
+
+def _results(messages: Sequence[BaseMessage]) -> dict[str, ToolMessage]:
+    return {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+
+
+def _invalid(message: BaseMessage) -> bool:
+    if not isinstance(message, ToolMessage) or message.artifact is None:
+        return False
+    try:
+        parse_artifact(message.artifact)
+    except InvalidArtifactError:
+        return True
+    return False
+
+
+def false_not_done(run: Run) -> bool:
+    """Return whether a hard stop's answer named as not done a part whose call succeeded."""
+    decision = run.state.get("stop_decision") or {}
+    answer = run.messages[-1]
+    if not (isinstance(answer, AIMessage) and NOT_DONE in message_text(answer)):
+        return False
+    results = _results(run.messages)
+    return any(
+        call_id in results and not failed(results[call_id])
+        for call_id in decision.get("unsettled", [])
+    )
+
+
+def _cause(task: Task, run: Run, ended_after: str | None, rule: str | None) -> str:
+    answer = run.messages[-1]
+    if isinstance(answer, ToolMessage) and answer.status == "error":
+        return (
+            f"`{answer.name}` (return_direct) timed out and its error text became the answer; "
+            f"{len(task.calls) - len(run.log.done)} call(s) never ran"
+        )
+    if ended_after is not None:
+        left = len(task.calls) - len(run.log.done)
+        by = f" (rule `{rule}`)" if rule else ""
+        return f"ended after call {ended_after}{by}: the last {left} call(s) never ran"
+    if rule in ("retry_budget", "model_call_limit"):
+        return f"stopped by rule `{rule}`"
+    if isinstance(answer, AIMessage) and answer.usage_metadata:
+        return "the replay's own answer lost (a harness error)"
+    source = answer.name if isinstance(answer, ToolMessage) else run.log.done[-1]
+    return (
+        f"answered with `{source}`'s content, not the model's answer: the task's utility "
+        "checks the answer's text"
+    )
+
+
+def run_task(
+    config: Config,
+    task: Task,
+    faults: Faults,
+    profile: Profile,
+    *,
+    mark: int | None = None,
+) -> Outcome:
+    """Run ``task`` under ``config``, judged by AgentDojo, and read the run.
+
+    ``mark`` is the ground-truth call the replay marks (``MARK_ARGUMENT``), if any.
+    """
+    pipeline = AgentPipeline(config, task, faults, mark=mark, mark_argument=MARK_ARGUMENT)
+    own = user_task(task)
+    utility, _ = suite(task.suite).run_task_with_pipeline(
+        pipeline, own, None, {}, environment=environment(task.suite)
+    )
+    run = pipeline.run
+    if run is None:
+        msg = f"{task.key}: the pipeline did not run"
+        raise RuntimeError(msg)
+    usage = _usage(run.messages)
+    decision = run.state.get("stop_decision") or {}
+    rule = decision.get("rule") if decision.get("action") == "stop" else None
+    done = len(run.log.done)
+    ended_after = None
+    if done < len(task.calls):
+        last = run.log.done[-1] if run.log.done else "none"
+        ended_after = f"{done}/{len(task.calls)} {last}"
+    return Outcome(
+        task=task.key,
+        suite=task.suite,
+        config=config.name,
+        faults=faults.rate > 0,
+        utility=bool(utility),
+        expected=ground_truth_utility(task),
+        model_calls=len(usage),
+        input_tokens=sum(i for i, _ in usage),
+        output_tokens=sum(o for _, o in usage),
+        dollars=sum(profile.dollars(i, o) for i, o in usage),
+        model_s=sum(profile.seconds(i, o) for i, o in usage),
+        wall_s=run.wall_s,
+        calls=done,
+        ground_truth=len(task.calls),
+        ended_after=ended_after,
+        false_not_done=false_not_done(run),
+        rule=rule,
+        timeouts=len(run.log.timed_out),
+        in_place_retries=int(decision.get("in_place_retries", 0)),
+        invalid_artifacts=sum(map(_invalid, run.messages)),
+        cause=None if utility else _cause(task, run, ended_after, rule),
+    )
+
+
+def no_loss_mapping(
+    tasks: Sequence[Task], candidates: Mapping[str, frozenset[str]], profile: Profile
+) -> tuple[ToolMapping, list[dict[str, str]]]:
+    """Return the mapping that loses no task, and the tools dropped on the way, with why.
+
+    Start from ``candidates``; replay every task with them stopping (the stop middleware,
+    no faults); drop the tool that ended each task that lost; repeat until nothing is lost.
+    """
+    stops = {name: set(tools) for name, tools in candidates.items()}
+    dropped: list[dict[str, str]] = []
+    while True:
+        mapping = ToolMapping(name="no-loss", rule="", stops=_frozen(stops))
+        config = Config(
+            name="derive", description="", mapping=mapping, stopping="stops", middleware=True
+        )
+        lost = [
+            (task, outcome)
+            for task in tasks
+            if not (outcome := run_task(config, task, Faults(), profile)).utility
+        ]
+        before = len(dropped)
+        for task, outcome in lost:
+            tool = task.calls[outcome.calls - 1].function if outcome.calls else ""
+            if tool in stops.get(task.suite, set()):
+                stops[task.suite].discard(tool)
+                dropped.append({"suite": task.suite, "tool": tool, "task": task.key})
+        if len(dropped) == before:  # nothing lost, or nothing left to drop
+            break
+    rule = (
+        "a tool stops when some task of its suite ends with it and no task calls it before "
+        "another call; then every task is replayed with those tools stopping, and a tool that "
+        "ended a task that lost is dropped, until none is lost"
+    )
+    return ToolMapping(name="no-loss", rule=rule, stops=_frozen(stops)), dropped
+
+
+def oracle_marks(tasks: Sequence[Task], config: Config, profile: Profile) -> dict[str, int | None]:
+    """Return, per task, the call a perfect model marks under ``config``, or None.
+
+    The mark goes on the task's last ground-truth call when a run that stops there (its
+    content the answer, no model call after it) keeps the task's utility; else no call is
+    marked and the replay writes its answer. Never earlier: the calls after it are what the
+    request needs, even where the checker would pass without them.
+    """
+    marks: dict[str, int | None] = {}
+    for task in tasks:
+        last = len(task.calls) - 1
+        kept = last >= 0 and run_task(config, task, Faults(), profile, mark=last).utility
+        marks[task.key] = last if kept else None
+    return marks
+
+
+def _frozen(stops: Mapping[str, Iterable[str]]) -> dict[str, frozenset[str]]:
+    return {name: frozenset(tools) for name, tools in sorted(stops.items())}

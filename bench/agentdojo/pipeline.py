@@ -1,0 +1,150 @@
+"""A LangGraph agent as an AgentDojo pipeline element, so AgentDojo itself judges each run.
+
+``suite.run_task_with_pipeline(AgentPipeline(...), task, None, {})`` gives the agent the
+task's prompt, a ``FunctionsRuntime`` and the task's environment, exactly as it gives them to
+any model's pipeline; :class:`AgentPipeline` builds the suite's tools on that environment, runs
+the configuration's agent with the replay model, and hands back the run as AgentDojo's chat
+messages. AgentDojo then scores it with the task's own ``utility()`` (or
+``utility_from_traces()``, which reads the calls from those messages), untouched.
+
+A run that ends on a tool message (``return_direct``) answers with that message's text: an
+assistant message carrying it is appended, as a chat client would show it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentdojo.agent_pipeline.base_pipeline_element import BasePipelineElement
+from agentdojo.functions_runtime import EmptyEnv, Env, FunctionCall, FunctionsRuntime
+from agentdojo.types import (
+    ChatAssistantMessage,
+    ChatMessage,
+    ChatSystemMessage,
+    ChatToolResultMessage,
+    ChatUserMessage,
+    text_content_block_from_string,
+)
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from stop_on_artifact.messages import message_text
+
+from bench.agentdojo.configs import Config, system_prompt
+from bench.agentdojo.replay import ReplayChatModel
+from bench.agentdojo.suites import Task
+from bench.agentdojo.tools import CallLog, Faults, suite_tools
+
+RECURSION_LIMIT = 200
+"""Far above any run here (18 calls plus faults): a loop fails instead of spinning."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished run: the agent's final state, what its tools did, its wall time."""
+
+    messages: list[BaseMessage]
+    state: dict[str, Any]
+    log: CallLog
+    wall_s: float
+
+
+def _text(text: str) -> list[Any]:
+    return [text_content_block_from_string(text)]
+
+
+def _calls(message: AIMessage) -> list[FunctionCall]:
+    return [
+        FunctionCall(function=call["name"], args=dict(call["args"]), id=call["id"])
+        for call in message.tool_calls
+    ]
+
+
+def to_agentdojo(messages: Sequence[BaseMessage], prompt: str) -> list[ChatMessage]:
+    """Return a run's messages as AgentDojo's chat messages (system and user first)."""
+    converted: list[ChatMessage] = [
+        ChatSystemMessage(role="system", content=_text(system_prompt())),
+        ChatUserMessage(role="user", content=_text(prompt)),
+    ]
+    issued: dict[str, FunctionCall] = {}
+    for message in messages:
+        if isinstance(message, AIMessage):
+            calls = _calls(message)
+            issued |= {str(call.id): call for call in calls}
+            converted.append(
+                ChatAssistantMessage(
+                    role="assistant", content=_text(message_text(message)), tool_calls=calls or None
+                )
+            )
+        elif isinstance(message, ToolMessage):
+            call = issued.get(message.tool_call_id) or FunctionCall(function="", args={})
+            error = message_text(message) if message.status == "error" else None
+            converted.append(
+                ChatToolResultMessage(
+                    role="tool",
+                    content=_text(message_text(message)),
+                    tool_call=call,
+                    tool_call_id=message.tool_call_id,
+                    error=error,
+                )
+            )
+    last = messages[-1] if messages else None
+    if isinstance(last, ToolMessage):  # return_direct: the tool's text is the answer
+        converted.append(
+            ChatAssistantMessage(
+                role="assistant", content=_text(message_text(last)), tool_calls=None
+            )
+        )
+    return converted
+
+
+class AgentPipeline(BasePipelineElement):  # type: ignore[misc]  # AgentDojo is untyped
+    """Run ``config``'s agent on one task, with the replay model; keep the run in ``run``."""
+
+    def __init__(
+        self,
+        config: Config,
+        task: Task,
+        faults: Faults,
+        *,
+        mark: int | None = None,
+        mark_argument: str | None = None,
+    ) -> None:
+        """Keep what the run needs; ``mark`` is the call the replay marks, if any."""
+        self.config = config
+        self.task = task
+        self.faults = faults
+        self.mark = mark
+        self.mark_argument = mark_argument
+        self.name = config.name
+        self.run: Run | None = None
+
+    def query(
+        self,
+        query: str,
+        runtime: FunctionsRuntime,
+        env: Env = EmptyEnv(),  # noqa: B008  (AgentDojo's signature)
+        messages: Sequence[ChatMessage] = (),
+        extra_args: dict[str, Any] | None = None,
+    ) -> tuple[str, FunctionsRuntime, Env, Sequence[ChatMessage], dict[str, Any]]:
+        """Run the agent on ``env`` and return its messages in AgentDojo's form."""
+        log = CallLog(self.task.key, self.faults)
+        kinds = self.config.kinds(self.task.suite)
+        tools = suite_tools(runtime, env, kinds, log, default=self.config.others)
+        model = ReplayChatModel(
+            calls=[{"name": c.function, "args": dict(c.args)} for c in self.task.calls],
+            output=self.task.output,
+            mark=self.mark,
+            mark_argument=self.mark_argument,
+        )
+        graph = self.config.build(model, tools)
+        start = time.perf_counter()
+        state = graph.invoke(
+            {"messages": [HumanMessage(content=query)]}, {"recursion_limit": RECURSION_LIMIT}
+        )
+        wall_s = time.perf_counter() - start
+        result = list(state["messages"])
+        self.run = Run(messages=result, state=dict(state), log=log, wall_s=wall_s)
+        converted = to_agentdojo(result[1:], query)  # the first is the prompt itself
+        return query, runtime, env, [*messages, *converted], dict(extra_args or {})

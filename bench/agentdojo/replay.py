@@ -1,0 +1,126 @@
+"""A perfect model, said to be one: it replays a task's ground truth.
+
+:class:`ReplayChatModel` is the library's ``ScriptedChatModel`` deciding from the history
+alone: the next call is the ground truth's call number *k*, where *k* is how many of this
+turn's tool results succeeded; a failed result (an error ``ToolMessage`` or a ``transient``
+artifact) makes it issue the same call again, as a perfect model would. After the last call it
+writes the task's ``GROUND_TRUTH_OUTPUT``, as AgentDojo's ``GroundTruthPipeline`` does. It
+never sees the environment: only the calls and the answer it was built with.
+
+Usage is counted as a provider bills it: every message sent plus the bound tools' schemas
+(``count_tokens_approximately(messages, tools=...)``), and the reply's text and calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from stop_on_artifact.messages import turn_start
+from stop_on_artifact.testing import ScriptedChatModel, tool_call
+
+REPLAY_MODEL = "agentdojo-ground-truth-replay"
+
+
+def failed(message: ToolMessage) -> bool:
+    """Return whether a tool result failed: an error status or a ``transient`` artifact."""
+    artifact = message.artifact
+    transient = isinstance(artifact, dict) and artifact.get("reason") == "transient"
+    return message.status == "error" or transient
+
+
+def succeeded(messages: Sequence[BaseMessage]) -> int:
+    """Count this turn's tool results that succeeded."""
+    turn = messages[turn_start(messages) :]
+    return sum(isinstance(m, ToolMessage) and not failed(m) for m in turn)
+
+
+_SCHEMAS: dict[tuple[str, ...], dict[str, Any]] = {}
+
+
+def _key(tool: object) -> tuple[str, ...] | None:
+    if not isinstance(tool, BaseTool):
+        return None
+    # adopt() keeps the name and description; stops="when_marked" adds an argument
+    return (tool.name, tool.description, str(getattr(tool, "stops", "plain")))
+
+
+def _schema(tool: dict[str, Any] | type | Callable[..., Any] | BaseTool) -> dict[str, Any]:
+    key = _key(tool)
+    if key is None:
+        return convert_to_openai_tool(tool)
+    if key not in _SCHEMAS:
+        _SCHEMAS[key] = convert_to_openai_tool(tool)
+    return _SCHEMAS[key]
+
+
+class ReplayChatModel(ScriptedChatModel):
+    """Replay ``calls`` one per model step, then answer ``output``.
+
+    ``mark`` (an index into ``calls``) and ``mark_argument`` make the replay set
+    ``{mark_argument: True}`` on that call when the bound tool declares the argument: the
+    oracle for tools that stop when the model marks a call.
+    """
+
+    calls: list[dict[str, Any]]
+    """``{"name": ..., "args": {...}}`` per ground-truth call, in order."""
+    output: str
+    mark: int | None = None
+    mark_argument: str | None = None
+    model_name: str = REPLAY_MODEL
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Return a bound copy; each tool's schema is converted once per process.
+
+        ``create_agent`` binds the tools before every model call, and every task builds its
+        own tools; converting 24 schemas each time was a fifth of the benchmark's time. A
+        schema depends only on the AgentDojo function and how it was adopted (:func:`_key`).
+        """
+        del tool_choice
+        return self.bind(tools=[_schema(tool) for tool in tools], **kwargs)
+
+    def respond(
+        self, messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]
+    ) -> AIMessage:
+        """Return the next ground-truth call, or the task's answer once all succeeded."""
+        index = succeeded(messages)
+        if index >= len(self.calls) or not tools:
+            reply = AIMessage(content=self.output)
+        else:
+            call = self.calls[index]
+            args = dict(call["args"])
+            if index == self.mark and self._declares_mark(tools, call["name"]):
+                args[str(self.mark_argument)] = True
+            call_id = f"call_{index}_{len(messages)}"
+            reply = AIMessage(content="", tool_calls=[tool_call(call["name"], args, call_id)])
+        reply.response_metadata = {"model_name": self.model_name}
+        sent = count_tokens_approximately(messages, tools=list(tools) or None)
+        written = count_tokens_approximately([reply])
+        reply.usage_metadata = {
+            "input_tokens": sent,
+            "output_tokens": written,
+            "total_tokens": sent + written,
+        }
+        return reply
+
+    def _declares_mark(self, tools: Sequence[dict[str, Any]], name: str) -> bool:
+        if self.mark_argument is None:
+            return False
+        for tool in tools:
+            function = tool.get("function", {})
+            if function.get("name") == name:
+                properties = function.get("parameters", {}).get("properties", {})
+                return self.mark_argument in properties
+        return False

@@ -1,0 +1,141 @@
+"""A suite's own functions as LangChain tools, bound to one task's environment.
+
+Each AgentDojo ``Function`` of a suite becomes one ``StructuredTool`` with the function's
+name, description and parameters model (its ``args_schema``); a call runs through AgentDojo's
+``FunctionsRuntime.run_function`` on the task's environment, and its result is formatted as
+AgentDojo's own tool executor formats it (``tool_result_to_str``, YAML). A function's error
+(``run_function``'s ``"ErrorType: message"``) is a ``ToolException``: the tool answers it as
+an error ``ToolMessage``, as AgentDojo answers it to its model.
+
+How a tool may stop is its :data:`Kind`, from a mapping (:mod:`bench.agentdojo.mappings`):
+``plain`` (the tool as it is), ``return_direct`` (the static flag), ``stops`` (the library's
+``adopt()``: success is ``completed``, a timeout ``transient``), ``reads``
+(``adopt(stops=False)``: success is a plain result, a timeout still ``transient``) and
+``when_marked`` (``adopt(stops="when_marked")``: success is ``completed`` when the model set
+the argument ``stop_on_artifact.MARK_ARGUMENT`` on the call, else a plain result).
+
+Seeded faults (:class:`Faults`): a drawn call times out once, before it reaches the
+environment (so a retry never writes twice), with :class:`ToolTimeout`, which is both a
+``TimeoutError`` (``adopt``'s transient type) and a ``ToolException`` (a plain tool answers it
+as an error ``ToolMessage``, so stock ``create_agent`` runs on).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
+from agentdojo.functions_runtime import Function, FunctionsRuntime, TaskEnvironment
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from stop_on_artifact import adopt
+
+Kind = Literal["plain", "return_direct", "stops", "reads", "when_marked"]
+"""How one tool may end a run; see the module's docstring."""
+TIMEOUT_TEXT = "TimeoutError: the service did not answer in time. Trying again may work."
+
+
+class ToolTimeout(TimeoutError, ToolException):
+    """A seeded fault: the call timed out before it reached the environment."""
+
+
+@dataclass(frozen=True)
+class Faults:
+    """Which calls time out once: drawn per ``(task, call index)`` with a fixed seed.
+
+    The draw for a call depends only on the seed, the task and the call's index in the
+    ground truth, so every configuration meets the same faults where it makes that call.
+    """
+
+    rate: float = 0.0
+    seed: int = 41
+
+    def drawn(self, task: str, index: int) -> bool:
+        """Return whether call ``index`` of ``task`` (``suite/user_task_n``) times out once."""
+        if self.rate <= 0:
+            return False
+        return random.Random(f"{self.seed}/{task}/{index}").random() < self.rate
+
+    def plan(self, task: str, calls: int) -> tuple[int, ...]:
+        """Return the indices among ``calls`` ground-truth calls that time out once."""
+        return tuple(index for index in range(calls) if self.drawn(task, index))
+
+
+@dataclass
+class CallLog:
+    """What one run's tools did: the calls that reached the environment, faults raised."""
+
+    task: str
+    faults: Faults
+    done: list[str] = field(default_factory=list)
+    """Names of the calls that ran to success, in order."""
+    timed_out: list[int] = field(default_factory=list)
+    """Ground-truth indices of the calls that timed out (each at most once)."""
+    attempts: int = 0
+
+    def before_call(self) -> None:
+        """Raise :class:`ToolTimeout` on the first attempt of a drawn call.
+
+        The call's index is how many calls have succeeded so far: the perfect model makes
+        the ground truth's calls in order and repeats a failed one.
+        """
+        self.attempts += 1
+        index = len(self.done)
+        if index not in self.timed_out and self.faults.drawn(self.task, index):
+            self.timed_out.append(index)
+            raise ToolTimeout(TIMEOUT_TEXT)
+
+
+def _tool(
+    function: Function[Any, Any],
+    runtime: FunctionsRuntime,
+    environment: TaskEnvironment,
+    log: CallLog,
+) -> StructuredTool:
+    name = function.name
+
+    def run(**arguments: Any) -> str:
+        log.before_call()
+        result, error = runtime.run_function(environment, name, arguments)
+        if error is not None:
+            raise ToolException(error)
+        log.done.append(name)
+        return str(tool_result_to_str(result))
+
+    return StructuredTool.from_function(
+        run,
+        name=name,
+        description=function.description,
+        args_schema=function.parameters,
+        handle_tool_error=True,
+    )
+
+
+def suite_tools(
+    runtime: FunctionsRuntime,
+    environment: TaskEnvironment,
+    kinds: Mapping[str, Kind],
+    log: CallLog,
+    *,
+    default: Kind = "plain",
+) -> list[BaseTool]:
+    """Return every function of ``runtime`` as a tool on ``environment``, shaped by ``kinds``.
+
+    A function missing from ``kinds`` is ``default``.
+    """
+    tools: list[BaseTool] = []
+    for function in runtime.functions.values():
+        tool: BaseTool = _tool(function, runtime, environment, log)
+        kind = kinds.get(function.name, default)
+        if kind == "return_direct":
+            tool = tool.model_copy(update={"return_direct": True})
+        elif kind == "stops":
+            tool = adopt(tool, transient=TimeoutError)
+        elif kind == "reads":
+            tool = adopt(tool, transient=TimeoutError, stops=False)
+        elif kind == "when_marked":
+            tool = adopt(tool, transient=TimeoutError, stops="when_marked")
+        tools.append(tool)
+    return tools

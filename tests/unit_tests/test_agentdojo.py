@@ -1,0 +1,122 @@
+"""The AgentDojo harness stays honest: the replay on stock create_agent scores what AgentDojo's
+own pipeline scores, faults are re-tried as a perfect model would, and the README's block is
+the committed run's.
+
+Importing ``agentdojo`` makes ``yaml.dump`` quote every string for the whole process (its
+``yaml_loader`` registers a representer on the default dumper), which changes what other tests
+render (the Mermaid diagrams' front matter). So everything that runs AgentDojo runs once, in a
+fresh interpreter (:data:`PROBE`), and this module imports only what does not load it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.agentdojo.mappings import is_write, team_mapping
+from bench.agentdojo.report import README, update_readme
+from tests.support.probe import run_probe
+
+RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results" / "agentdojo.json"
+# A few tasks of each suite: the first, the longest ground truths, and tasks judged from the
+# calls made (utility_from_traces: workspace 23 and 36, slack 11 and 19).
+CHOSEN = {
+    "workspace": ["user_task_0", "user_task_23", "user_task_36"],
+    "travel": ["user_task_0", "user_task_3", "user_task_19"],
+    "banking": ["user_task_0", "user_task_15"],
+    "slack": ["user_task_0", "user_task_11", "user_task_19"],
+}
+PROBE = """
+import json, sys
+from dataclasses import asdict
+from bench.agentdojo.configs import STOCK, Config
+from bench.agentdojo.harness import ground_truth_utility, run_task
+from bench.agentdojo.mappings import ToolMapping
+from bench.agentdojo.suites import tasks
+from bench.agentdojo.tools import Faults
+from bench.latency import Profile
+
+chosen = json.loads(sys.argv[1])
+profile = Profile()
+found = {t.key: t for s, ids in chosen.items() for t in tasks((s,)) if t.id in ids}
+out = {"stock": {}, "plans": {}}
+for key, task in found.items():
+    outcome = run_task(STOCK, task, Faults(), profile)
+    out["stock"][key] = {
+        "agentdojo": ground_truth_utility(task), "calls": len(task.calls), **asdict(outcome)
+    }
+    out["plans"][key] = [Faults(rate=0.2, seed=41).plan(key, len(task.calls)) for _ in range(2)]
+out["faulty_stock"] = asdict(run_task(STOCK, found["banking/user_task_15"], Faults(1.0), profile))
+mapping = ToolMapping(name="t", rule="", stops={"banking": frozenset({"send_money"})})
+config = Config(
+    name="t", description="", mapping=mapping, stopping="stops", middleware=True,
+    retry_in_place=True,
+)
+task = found["banking/user_task_0"]
+out["stop_clean"] = asdict(run_task(config, task, Faults(), profile))
+out["stop_faulty"] = asdict(run_task(config, task, Faults(1.0), profile))
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def probed() -> dict[str, Any]:
+    done = run_probe(sys.executable, PROBE, json.dumps(CHOSEN))
+    assert done.returncode == 0, done.stderr[-2000:]
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_stock_with_the_replay_scores_what_agentdojo_scores(probed: dict[str, Any]) -> None:
+    stock = probed["stock"]
+    assert sorted(stock) == sorted(f"{s}/{t}" for s, ids in CHOSEN.items() for t in ids)
+    for key, run in stock.items():
+        assert run["agentdojo"] is True, key
+        assert run["utility"] == run["agentdojo"], key
+        assert run["calls"] == run["ground_truth"], key
+        assert run["model_calls"] == run["ground_truth"] + 1, key  # each call, then the answer
+
+
+def test_a_timed_out_call_is_made_again_as_a_perfect_model_would(probed: dict[str, Any]) -> None:
+    run = probed["faulty_stock"]  # every call times out once
+    assert run["timeouts"] == run["ground_truth"] == 5
+    assert run["model_calls"] == 2 * run["ground_truth"] + 1
+    assert run["utility"]
+
+
+def test_fault_draws_depend_only_on_seed_task_and_call(probed: dict[str, Any]) -> None:
+    plans = probed["plans"]
+    assert all(first == again for first, again in plans.values())
+    assert any(first for first, _ in plans.values()), "some call of these tasks is drawn"
+
+
+def test_a_stopping_write_ends_the_run_with_its_content_and_retries_in_place(
+    probed: dict[str, Any],
+) -> None:
+    clean, faulty = probed["stop_clean"], probed["stop_faulty"]  # read_file, then send_money
+    assert (clean["utility"], clean["rule"], clean["model_calls"]) == (True, "completed", 2)
+    assert faulty["utility"] and faulty["in_place_retries"] == 1  # send_money's, in place
+    assert faulty["model_calls"] == 3  # read_file's timeout went back to the model
+
+
+def test_the_team_rule_reads_the_verb_and_refuses_an_unknown_one() -> None:
+    assert is_write("send_money") and not is_write("get_balance")
+    with pytest.raises(ValueError, match="verb"):
+        is_write("frobnicate_account")
+    mapping = team_mapping({"banking": ["send_money", "get_balance"]})
+    assert mapping.kinds("banking", "stops") == {"send_money": "stops"}
+
+
+def test_the_readme_block_is_the_committed_run() -> None:
+    result = json.loads(RESULTS.read_text("utf-8"))
+    text = README.read_text("utf-8")
+    assert update_readme(text, result) == text, "run make bench-agentdojo and commit its output"
+    assert result["harness_check"]["equal"] == result["harness_check"]["tasks"] == 97
+
+
+def test_this_process_never_loaded_agentdojo() -> None:
+    assert "agentdojo" not in sys.modules, "import it only in the probe (see the docstring)"
