@@ -63,11 +63,13 @@ class Config:
     retry_in_place: bool = False
     marks: bool = False
     """The replay marks the call after which stopping keeps the task's utility (an oracle)."""
+    parallel: bool = False
+    """The replay issues the calls that do not depend on each other in one step."""
 
     @property
     def upper_bound(self) -> bool:
-        """Whether its figures rest on an oracle (the replay knows when to stop)."""
-        return self.marks
+        """Whether its figures rest on an oracle (when to stop, which calls go together)."""
+        return self.marks or self.parallel
 
     def kinds(self, suite: str) -> dict[str, Kind]:
         """Return ``{tool: kind}`` for the tools of ``suite`` that are not plain."""
@@ -154,4 +156,29 @@ def configurations(team: ToolMapping, no_loss: ToolMapping, ends: ToolMapping) -
             marks=True,
         )
     )
+    configs.append(
+        Config(
+            name="stock+parallel",
+            description="stock create_agent, every tool plain; the replay issues the calls that "
+            "do not depend on each other in one step",
+            parallel=True,
+        )
+    )
+    for retry in (False, True):
+        configs.append(
+            Config(
+                name="stop/when_marked+parallel" + "+retry" * retry,
+                description=(
+                    'the stop middleware (hard), every tool adopt(stops="when_marked"); the '
+                    "replay issues the calls that do not depend on each other in one step and "
+                    "marks every call of the last step when stopping there keeps the utility "
+                    "(an oracle)" + ", retry_in_place=True" * retry
+                ),
+                others="when_marked",
+                middleware=True,
+                retry_in_place=retry,
+                marks=True,
+                parallel=True,
+            )
+        )
     return configs

@@ -4,8 +4,9 @@
 :func:`run_task` scores one configuration's run of it the same way
 (``suite.run_task_with_pipeline``) and reads the run: model calls and tokens, whether it ended
 before its ground truth finished, whether its answer names a part "Not done" that did not
-fail, and, for a loss, its cause. :func:`no_loss_mapping` and :func:`oracle_marks` derive the
-mapping that loses no task and the calls a perfect model would mark, by replaying.
+fail, and, for a loss, its cause. :func:`no_loss_mapping`, :func:`oracle_marks` and
+:func:`oracle_step_marks` derive the mapping that loses no task and the calls a perfect model
+would mark, by replaying.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from stop_on_artifact.messages import message_text
 
 from bench.agentdojo.configs import Config
 from bench.agentdojo.mappings import ToolMapping
+from bench.agentdojo.parallel import steps
 from bench.agentdojo.pipeline import AgentPipeline, Run
 from bench.agentdojo.replay import failed
 from bench.agentdojo.suites import Task, environment, suite, user_task
@@ -149,11 +151,11 @@ def run_task(
     faults: Faults,
     profile: Profile,
     *,
-    mark: int | None = None,
+    mark: int | tuple[int, ...] | None = None,
 ) -> Outcome:
     """Run ``task`` under ``config``, judged by AgentDojo, and read the run.
 
-    ``mark`` is the ground-truth call the replay marks (``MARK_ARGUMENT``), if any.
+    ``mark`` is the ground-truth call(s) the replay marks (``MARK_ARGUMENT``), if any.
     """
     pipeline = AgentPipeline(config, task, faults, mark=mark, mark_argument=MARK_ARGUMENT)
     own = user_task(task)
@@ -245,6 +247,24 @@ def oracle_marks(tasks: Sequence[Task], config: Config, profile: Profile) -> dic
     for task in tasks:
         last = len(task.calls) - 1
         kept = last >= 0 and run_task(config, task, Faults(), profile, mark=last).utility
+        marks[task.key] = last if kept else None
+    return marks
+
+
+def oracle_step_marks(
+    tasks: Sequence[Task], config: Config, profile: Profile
+) -> dict[str, tuple[int, ...] | None]:
+    """Return, per task, the calls a perfect model marks when it issues calls together.
+
+    Every call of the task's last step (:func:`bench.agentdojo.parallel.steps`) is marked when
+    a run that stops there keeps the task's utility, else none: the library stops a step only
+    when every call of it stops (``parallel_policy="all"``), and an unmarked call beside a
+    marked one is a plain result, which always goes back to the model.
+    """
+    marks: dict[str, tuple[int, ...] | None] = {}
+    for task in tasks:
+        last = steps(task)[-1] if task.calls else ()
+        kept = bool(last) and run_task(config, task, Faults(), profile, mark=last).utility
         marks[task.key] = last if kept else None
     return marks
 

@@ -32,6 +32,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from stop_on_artifact.messages import message_text
 
 from bench.agentdojo.configs import Config, system_prompt
+from bench.agentdojo.parallel import steps
 from bench.agentdojo.replay import ReplayChatModel
 from bench.agentdojo.suites import Task
 from bench.agentdojo.tools import CallLog, Faults, suite_tools
@@ -108,14 +109,14 @@ class AgentPipeline(BasePipelineElement):  # type: ignore[misc]  # AgentDojo is 
         task: Task,
         faults: Faults,
         *,
-        mark: int | None = None,
+        mark: int | tuple[int, ...] | None = None,
         mark_argument: str | None = None,
     ) -> None:
-        """Keep what the run needs; ``mark`` is the call the replay marks, if any."""
+        """Keep what the run needs; ``mark`` is the call(s) the replay marks, if any."""
         self.config = config
         self.task = task
         self.faults = faults
-        self.mark = mark
+        self.marks = (mark,) if isinstance(mark, int) else tuple(mark or ())
         self.mark_argument = mark_argument
         self.name = config.name
         self.run: Run | None = None
@@ -130,13 +131,17 @@ class AgentPipeline(BasePipelineElement):  # type: ignore[misc]  # AgentDojo is 
     ) -> tuple[str, FunctionsRuntime, Env, Sequence[ChatMessage], dict[str, Any]]:
         """Run the agent on ``env`` and return its messages in AgentDojo's form."""
         log = CallLog(self.task.key, self.faults)
+        if self.config.parallel:
+            log.calls = [(c.function, dict(c.args)) for c in self.task.calls]
+            log.steps = steps(self.task)
         kinds = self.config.kinds(self.task.suite)
         tools = suite_tools(runtime, env, kinds, log, default=self.config.others)
         model = ReplayChatModel(
             calls=[{"name": c.function, "args": dict(c.args)} for c in self.task.calls],
             output=self.task.output,
-            mark=self.mark,
+            marks=self.marks,
             mark_argument=self.mark_argument,
+            steps=steps(self.task) if self.config.parallel else None,
         )
         graph = self.config.build(model, tools)
         start = time.perf_counter()

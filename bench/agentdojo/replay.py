@@ -41,6 +41,16 @@ def succeeded(messages: Sequence[BaseMessage]) -> int:
     return sum(isinstance(m, ToolMessage) and not failed(m) for m in turn)
 
 
+def succeeded_calls(messages: Sequence[BaseMessage]) -> set[int]:
+    """Return the ground-truth indices of this turn's calls that succeeded (from their ids)."""
+    turn = messages[turn_start(messages) :]
+    return {
+        int(m.tool_call_id.split("_")[1])
+        for m in turn
+        if isinstance(m, ToolMessage) and not failed(m) and m.tool_call_id.startswith("call_")
+    }
+
+
 _SCHEMAS: dict[tuple[str, ...], dict[str, Any]] = {}
 
 
@@ -61,18 +71,24 @@ def _schema(tool: dict[str, Any] | type | Callable[..., Any] | BaseTool) -> dict
 
 
 class ReplayChatModel(ScriptedChatModel):
-    """Replay ``calls`` one per model step, then answer ``output``.
+    """Replay ``calls`` one per model step (or ``steps``), then answer ``output``.
 
-    ``mark`` (an index into ``calls``) and ``mark_argument`` make the replay set
-    ``{mark_argument: True}`` on that call when the bound tool declares the argument: the
+    ``marks`` (indices into ``calls``) and ``mark_argument`` make the replay set
+    ``{mark_argument: True}`` on those calls when the bound tool declares the argument: the
     oracle for tools that stop when the model marks a call.
+
+    ``steps`` (:func:`bench.agentdojo.parallel.steps`) makes it issue several calls in one
+    ``AIMessage``: the calls of the first step not all succeeded, those that have not (a
+    failed one is issued again, alone or with its step's other failed calls). Which calls
+    succeeded it reads from the results' call ids, which name the ground-truth index.
     """
 
     calls: list[dict[str, Any]]
     """``{"name": ..., "args": {...}}`` per ground-truth call, in order."""
     output: str
-    mark: int | None = None
+    marks: tuple[int, ...] = ()
     mark_argument: str | None = None
+    steps: tuple[tuple[int, ...], ...] | None = None
     model_name: str = REPLAY_MODEL
 
     def bind_tools(
@@ -94,17 +110,19 @@ class ReplayChatModel(ScriptedChatModel):
     def respond(
         self, messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]
     ) -> AIMessage:
-        """Return the next ground-truth call, or the task's answer once all succeeded."""
-        index = succeeded(messages)
-        if index >= len(self.calls) or not tools:
+        """Return the next ground-truth call(s), or the task's answer once all succeeded."""
+        indices = self._next(messages)
+        if not indices or not tools:
             reply = AIMessage(content=self.output)
         else:
-            call = self.calls[index]
-            args = dict(call["args"])
-            if index == self.mark and self._declares_mark(tools, call["name"]):
-                args[str(self.mark_argument)] = True
-            call_id = f"call_{index}_{len(messages)}"
-            reply = AIMessage(content="", tool_calls=[tool_call(call["name"], args, call_id)])
+            calls = []
+            for index in indices:
+                call = self.calls[index]
+                args = dict(call["args"])
+                if index in self.marks and self._declares_mark(tools, call["name"]):
+                    args[str(self.mark_argument)] = True
+                calls.append(tool_call(call["name"], args, f"call_{index}_{len(messages)}"))
+            reply = AIMessage(content="", tool_calls=calls)
         reply.response_metadata = {"model_name": self.model_name}
         sent = count_tokens_approximately(messages, tools=list(tools) or None)
         written = count_tokens_approximately([reply])
@@ -114,6 +132,17 @@ class ReplayChatModel(ScriptedChatModel):
             "total_tokens": sent + written,
         }
         return reply
+
+    def _next(self, messages: Sequence[BaseMessage]) -> list[int]:
+        if self.steps is None:
+            index = succeeded(messages)
+            return [index] if index < len(self.calls) else []
+        done = succeeded_calls(messages)
+        for step in self.steps:
+            left = [index for index in step if index not in done]
+            if left:
+                return left
+        return []
 
     def _declares_mark(self, tools: Sequence[dict[str, Any]], name: str) -> bool:
         if self.mark_argument is None:

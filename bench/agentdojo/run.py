@@ -22,9 +22,11 @@ from bench.agentdojo.harness import (
     ground_truth_utility,
     no_loss_mapping,
     oracle_marks,
+    oracle_step_marks,
     run_task,
 )
 from bench.agentdojo.mappings import ground_truth_candidates, ground_truth_ends, team_mapping
+from bench.agentdojo.parallel import steps
 from bench.agentdojo.suites import SUITES, VERSION, Task, suite, tasks
 from bench.agentdojo.tools import Faults
 from bench.latency import Profile
@@ -92,9 +94,14 @@ def run_all(
     configs = configurations(team, no_loss, ground_truth_ends(chosen))
     # The mark goes on a task's last call or nowhere, and what a stop there answers is that
     # call's content under every marking configuration: one oracle serves them all.
-    marking = next((c for c in configs if c.marks), None)
+    marking = next((c for c in configs if c.marks and not c.parallel), None)
     marks = oracle_marks(chosen, marking, profile) if marking else {}
     progress(f"oracle: {sum(m is not None for m in marks.values())} tasks marked")
+    # With calls issued together, the mark goes on every call of the last step (or nowhere),
+    # and what a stop there answers is those calls' contents: one oracle again.
+    stepping = next((c for c in configs if c.marks and c.parallel), None)
+    step_marks = oracle_step_marks(chosen, stepping, profile) if stepping else {}
+    progress(f"oracle, steps: {sum(m is not None for m in step_marks.values())} tasks marked")
     outcomes: list[Outcome] = []
     rows: list[dict[str, Any]] = []
     for faults in (Faults(seed=seed), Faults(rate=rate, seed=seed)):
@@ -105,7 +112,7 @@ def run_all(
                     task,
                     faults,
                     profile,
-                    mark=marks.get(task.key) if config.marks else None,
+                    mark=_mark(config, task, marks, step_marks),
                 )
                 for task in chosen
             ]
@@ -145,6 +152,18 @@ def run_all(
             "marked": sum(m is not None for m in marks.values()),
             "unmarked": [key for key, m in marks.items() if m is None],
         },
+        "oracle_step_marks": {
+            "config": stepping.name if stepping else None,
+            "marked": sum(m is not None for m in step_marks.values()),
+            "marked_calls": sum(len(m) for m in step_marks.values() if m is not None),
+            "unmarked": [key for key, m in step_marks.items() if m is None],
+        },
+        "steps": {
+            "calls": sum(len(t.calls) for t in chosen),
+            "steps": sum(len(steps(t)) for t in chosen),
+            "tasks_with_a_shared_step": sum(len(steps(t)) < len(t.calls) for t in chosen),
+            "largest_step": max((len(s) for t in chosen for s in steps(t)), default=0),
+        },
         "faults": {
             "drawn": sum(len(Faults(rate, seed).plan(t.key, len(t.calls))) for t in chosen),
             "calls": sum(len(t.calls) for t in chosen),
@@ -166,6 +185,17 @@ def run_all(
             if o.false_not_done
         ],
     }
+
+
+def _mark(
+    config: Config,
+    task: Task,
+    marks: dict[str, int | None],
+    step_marks: dict[str, tuple[int, ...] | None],
+) -> int | tuple[int, ...] | None:
+    if not config.marks:
+        return None
+    return step_marks.get(task.key) if config.parallel else marks.get(task.key)
 
 
 def harness_check(chosen: Sequence[Task], stock: Sequence[Outcome]) -> dict[str, Any]:

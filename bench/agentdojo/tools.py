@@ -23,7 +23,8 @@ as an error ``ToolMessage``, so stock ``create_agent`` runs on).
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -74,18 +75,54 @@ class CallLog:
     timed_out: list[int] = field(default_factory=list)
     """Ground-truth indices of the calls that timed out (each at most once)."""
     attempts: int = 0
+    calls: Sequence[tuple[str, Mapping[str, Any]]] | None = None
+    """The ground truth's ``(name, args)``, when a step may carry several calls (see below)."""
+    steps: Sequence[Sequence[int]] = ()
+    """The ground truth's steps (:func:`bench.agentdojo.parallel.steps`) with ``calls``."""
+    _claimed: set[int] = field(default_factory=set)
+    _finished: list[int] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def before_call(self) -> None:
-        """Raise :class:`ToolTimeout` on the first attempt of a drawn call.
+    def before_call(self, name: str = "", arguments: Mapping[str, Any] | None = None) -> int:
+        """Return the call's ground-truth index; raise :class:`ToolTimeout` on a drawn one.
 
-        The call's index is how many calls have succeeded so far: the perfect model makes
-        the ground truth's calls in order and repeats a failed one.
+        One call per step (``calls`` None): the index is how many calls have succeeded so far,
+        since the perfect model makes the ground truth's calls in order and repeats a failed
+        one. Several calls per step run concurrently, in any order: the index is the first
+        ground-truth call of that name and those arguments (else of that name) not yet running
+        or done, so each call meets its own draw whatever the order (:meth:`_match`).
         """
-        self.attempts += 1
-        index = len(self.done)
-        if index not in self.timed_out and self.faults.drawn(self.task, index):
-            self.timed_out.append(index)
-            raise ToolTimeout(TIMEOUT_TEXT)
+        with self._lock:
+            self.attempts += 1
+            index = len(self.done) if self.calls is None else self._match(name, arguments or {})
+            if index not in self.timed_out and self.faults.drawn(self.task, index):
+                self.timed_out.append(index)
+                raise ToolTimeout(TIMEOUT_TEXT)
+            self._claimed.add(index)
+            return index
+
+    def after_call(self, index: int, name: str, ok: bool) -> None:
+        """Record a call's end: ``done`` keeps the ground truth's order; a failure is released."""
+        with self._lock:
+            if not ok:
+                self._claimed.discard(index)
+            elif self.calls is None:
+                self.done.append(name)
+            else:
+                self._finished.append(index)
+                self.done[:] = [self.calls[i][0] for i in sorted(self._finished)]
+
+    def _match(self, name: str, arguments: Mapping[str, Any]) -> int:
+        calls = self.calls or ()
+        free = [i for i, c in enumerate(calls) if c[0] == name and i not in self._claimed]
+        # the tool receives the parameters model's defaults too: the ground truth's are a subset
+        same = [i for i in free if all(arguments.get(k) == v for k, v in calls[i][1].items())]
+        # Twin calls (same name and arguments): the unfinished step's first, and in it one not
+        # yet timed out, so twins in one step meet their own draws in either order.
+        step = next((s for s in self.steps if not set(s) <= set(self._finished)), ())
+        return min(
+            same or free or [len(calls)], key=lambda i: (i not in step, i in self.timed_out, i)
+        )
 
 
 def _tool(
@@ -97,11 +134,11 @@ def _tool(
     name = function.name
 
     def run(**arguments: Any) -> str:
-        log.before_call()
+        index = log.before_call(name, arguments)
         result, error = runtime.run_function(environment, name, arguments)
+        log.after_call(index, name, error is None)
         if error is not None:
             raise ToolException(error)
-        log.done.append(name)
         return str(tool_result_to_str(result))
 
     return StructuredTool.from_function(

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from bench.agentdojo.mappings import is_write, team_mapping
+from bench.agentdojo.parallel import appears, cut
 from bench.agentdojo.report import README, update_readme
 from tests.support.probe import run_probe
 
@@ -59,6 +60,22 @@ config = Config(
 task = found["banking/user_task_0"]
 out["stop_clean"] = asdict(run_task(config, task, Faults(), profile))
 out["stop_faulty"] = asdict(run_task(config, task, Faults(1.0), profile))
+from bench.agentdojo.configs import configurations
+from bench.agentdojo.harness import oracle_step_marks
+from bench.agentdojo.parallel import steps
+configs = {c.name: c for c in configurations(mapping, mapping, mapping)}
+marking, retrying = configs["stop/when_marked+parallel"], configs["stop/when_marked+parallel+retry"]
+out["parallel"] = {}
+for key, task in found.items():
+    marks = oracle_step_marks([task], marking, profile)[key]
+    out["parallel"][key] = {
+        "steps": [list(step) for step in steps(task)],
+        "marks": marks,
+        "stock": asdict(run_task(configs["stock+parallel"], task, Faults(), profile)),
+        "stock_faulty": asdict(run_task(configs["stock+parallel"], task, Faults(1.0), profile)),
+        "clean": asdict(run_task(retrying, task, Faults(), profile, mark=marks)),
+        "faulty": asdict(run_task(retrying, task, Faults(1.0), profile, mark=marks)),
+    }
 print(json.dumps(out))
 """
 
@@ -101,6 +118,39 @@ def test_a_stopping_write_ends_the_run_with_its_content_and_retries_in_place(
     assert (clean["utility"], clean["rule"], clean["model_calls"]) == (True, "completed", 2)
     assert faulty["utility"] and faulty["in_place_retries"] == 1  # send_money's, in place
     assert faulty["model_calls"] == 3  # read_file's timeout went back to the model
+
+
+def test_calls_issued_together_keep_utility_and_save_steps(probed: dict[str, Any]) -> None:
+    parallel = probed["parallel"]
+    assert any(len(step) > 1 for run in parallel.values() for step in run["steps"])
+    for key, run in parallel.items():
+        n = len(run["steps"])
+        assert [i for step in run["steps"] for i in step] == list(range(run["stock"]["calls"]))
+        stock, faulty = run["stock"], run["stock_faulty"]
+        assert stock["utility"] and stock["model_calls"] == n + 1, key
+        assert faulty["utility"] and faulty["model_calls"] == 2 * n + 1, key  # each step again
+        answer = 0 if run["marks"] is not None else 1  # a marked last step is the answer
+        if run["marks"] is not None:
+            assert run["marks"] == run["steps"][-1], key
+        for name in ("clean", "faulty"):  # every timeout is retried in place
+            assert run[name]["utility"] and run[name]["model_calls"] == n + answer, (key, name)
+            assert run[name]["calls"] == run[name]["ground_truth"], (key, name)
+
+
+def test_a_call_waits_only_for_a_value_it_learned_in_the_step_before_it() -> None:
+    prompt = "Find the hotel in Paris and send its address to Bob, 3 nights."
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("get_all_hotels_in_city", {"city": "Paris"}),
+        ("get_hotels_address", {"hotel_name": "Le Marais"}),  # learned from call 0
+        ("get_rating_reviews_for_hotels", {"hotel_names": ["Le Marais"]}),  # known by then
+        ("get_hotels_prices", {"hotel_names": ["Paris"], "nights": 3}),  # in the prompt
+        ("send_email", {"recipients": ["bob@x.com"]}),  # a write is alone
+        ("get_received_emails", {}),
+    ]
+    outputs = ["- Le Marais\n- 42", "Le Marais: 1 Rue", "Le Marais: 4.2", "3: 120", "sent", "-"]
+    assert cut(prompt, calls, outputs) == ((0,), (1, 2, 3), (4,), (5,))
+    assert appears(42, "rating: 42\n") and not appears(4, "rating: 42")
+    assert appears("le marais", "LE MARAIS") and appears(3.0, "3 nights")
 
 
 def test_the_team_rule_reads_the_verb_and_refuses_an_unknown_one() -> None:
