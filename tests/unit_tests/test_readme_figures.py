@@ -22,7 +22,8 @@ def total(config: str, faults: float = 0.0) -> dict[str, Any]:
 
 def saved(config: str) -> int:
     """Percent of stock's model calls a configuration saves, rounded as the READMEs say it."""
-    return round(100 * (1 - total(config)["model_calls"] / total("stock")["model_calls"]))
+    calls, stock = int(total(config)["model_calls"]), int(total("stock")["model_calls"])
+    return round(100 * (1 - calls / stock))
 
 
 def test_the_library_readme_quotes_the_committed_run() -> None:
