@@ -269,18 +269,26 @@ class _Piece:
     def naming(self) -> list[int]:
         """The places of words that may name something (``sharding``, not ``first``).
 
-        A pasted key, token or header (a word with a digit or ``_``, ``authorization``,
-        ``bearer``) or a run of characters longer than any name names nothing to look up:
-        pasting one beside a question adds no part.
+        A pasted key, token or header (see :attr:`data`; ``authorization``, ``bearer``) names
+        nothing to look up.
         """
+        data = set(self.data)
         return [
             i
             for i, word in enumerate(self.words)
             if word not in _NAME_NOTHING
             and word not in _CREDENTIAL_WORDS
-            and len(word) <= _LONGEST_NAME
+            and i not in data
             and any(map(str.isalnum, word))
-            and not any(char.isdigit() or char == "_" for char in word)
+        ]
+
+    @cached_property
+    def data(self) -> list[int]:
+        """The places of words that look pasted: a digit or ``_`` in them, or a long run."""
+        return [
+            i
+            for i, word in enumerate(self.words)
+            if len(word) > _LONGEST_NAME or any(char.isdigit() or char == "_" for char in word)
         ]
 
     @cached_property
@@ -332,8 +340,19 @@ class _Piece:
         return self._first(self.back if articles else self.pronouns, low, high) is not None
 
     def names_something(self, low: int, high: int) -> bool:
-        """Whether words ``low..high`` hold a word that may name something to look up."""
-        return self._first(self.naming, low, high) is not None
+        """Whether words ``low..high`` may name something to look up.
+
+        They do when they hold a naming word and fewer words of pasted data (keys, card
+        numbers, a connection string) than naming words: pasted data beside a question is
+        no part of its own.
+        """
+        named = self._count(self.naming, low, high)
+        return named > 0 and named > self._count(self.data, low, high)
+
+    @staticmethod
+    def _count(positions: list[int], low: int, high: int) -> int:
+        """How many positions lie in ``[low, high]``."""
+        return bisect_right(positions, high) - bisect_left(positions, low)
 
     @cached_property
     def _unlike_telling(self) -> tuple[list[int], list[int], list[int]]:

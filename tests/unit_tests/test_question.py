@@ -110,6 +110,15 @@ PHRASINGS: dict[str, list[Call]] = {
     "I use a checkpointer, and my app is slow. Why?": [
         search("I use a checkpointer, and my app is slow. Why?")
     ],
+    # Pasted data beside a question (a key, a card, a connection string) is no part.
+    "How does a checkpointer work? password=Hunter2x card 4242 4242 4242 4242": [
+        search("How does a checkpointer work? password=Hunter2x card 4242 4242 4242 4242")
+    ],
+    "Explain streaming. Authorization: Bearer Zt0ken.99-xy postgres://app:pw1@db:5432/app": [
+        search(
+            "Explain streaming. Authorization: Bearer Zt0ken.99-xy postgres://app:pw1@db:5432/app"
+        )
+    ],
     # After ";" a bare topic stays a search, as it always was.
     "buy a laptop for 900; buy a mouse for 20; store": [
         buy("a laptop", 900.0),

@@ -11,13 +11,14 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, convert_to_messages
+from langchain_core.messages import AIMessage, ToolMessage, convert_to_messages
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from stop_on_artifact import StopRouter, StopState
+from stop_on_artifact.testing import ScriptedChatModel, call_then_answer
 
 
 def has_middleware() -> bool:
@@ -205,3 +206,19 @@ def build(
 def user(text: str) -> dict[str, Any]:
     """The input of one user turn."""
     return {"messages": [{"role": "user", "content": text}]}
+
+
+async def ask(kind: str, tool: BaseTool, question: str) -> dict[str, Any]:
+    """Ask ``question`` of a router or middleware agent whose one tool is ``tool`` (MCP tests)."""
+    model = ScriptedChatModel(script=call_then_answer())
+    if kind == "router":
+        agent = hand_built(model, [tool], StopRouter())
+    else:
+        agent = with_middleware(model, [tool])
+    result: dict[str, Any] = await agent.ainvoke(user(question))
+    return result
+
+
+def tool_messages(result: dict[str, Any]) -> list[ToolMessage]:
+    """The ToolMessages of a result."""
+    return [m for m in result["messages"] if isinstance(m, ToolMessage)]

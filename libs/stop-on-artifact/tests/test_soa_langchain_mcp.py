@@ -29,17 +29,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
-from soa_graphs import hand_built, user, with_middleware
-from stop_on_artifact import StopRouter, adopt
+from soa_graphs import ask, tool_messages
+from stop_on_artifact import adopt
 from stop_on_artifact.messages import message_text
 from stop_on_artifact.testing import (
-    ScriptedChatModel,
     assert_answer_is_settled_content,
     assert_model_calls,
     assert_stopped,
-    call_then_answer,
 )
 
 if "fastmcp" in os.environ.get("COMPAT_REQUIRED", "").split(","):
@@ -153,20 +150,6 @@ async def mcp_tools(target: Any, timeout: float = TIMEOUT) -> AsyncIterator[dict
     """The server's tools by name, adapted by langchain.mcp, in one held session."""
     async with MCPAdapter(Client(target, timeout=timeout)) as adapter:
         yield {tool.name: tool for tool in await adapter.list_tools()}
-
-
-async def ask(kind: str, tool: BaseTool, question: str) -> dict[str, Any]:
-    model = ScriptedChatModel(script=call_then_answer())
-    if kind == "router":
-        agent = hand_built(model, [tool], StopRouter())
-    else:
-        agent = with_middleware(model, [tool])
-    result: dict[str, Any] = await agent.ainvoke(user(question))
-    return result
-
-
-def tool_messages(result: dict[str, Any]) -> list[ToolMessage]:
-    return [m for m in result["messages"] if isinstance(m, ToolMessage)]
 
 
 # --- a server that speaks the contract: no wrapper ---------------------------------------

@@ -25,16 +25,14 @@ import anyio
 import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
-from soa_graphs import hand_built, has_middleware, user, with_middleware
-from stop_on_artifact import MCPErrorResult, StopRouter, adopt
+from soa_graphs import ask, has_middleware, tool_messages
+from stop_on_artifact import MCPErrorResult, adopt
 from stop_on_artifact.messages import message_text
 from stop_on_artifact.testing import (
     ANSWERED,
-    ScriptedChatModel,
     assert_answer_is_settled_content,
     assert_model_calls,
     assert_stopped,
-    call_then_answer,
     stop_decision,
 )
 
@@ -117,20 +115,6 @@ async def mcp_tools(connection: dict[str, Any]) -> AsyncIterator[dict[str, BaseT
         # (modelcontextprotocol/python-sdk#1960): the run had ended; its result is checked
         if not ran:
             raise
-
-
-async def ask(kind: str, tool: BaseTool, question: str) -> dict[str, Any]:
-    model = ScriptedChatModel(script=call_then_answer())
-    if kind == "router":
-        agent = hand_built(model, [tool], StopRouter())
-    else:
-        agent = with_middleware(model, [tool])
-    result: dict[str, Any] = await agent.ainvoke(user(question))
-    return result
-
-
-def tool_messages(result: dict[str, Any]) -> list[ToolMessage]:
-    return [m for m in result["messages"] if isinstance(m, ToolMessage)]
 
 
 @pytest.fixture(params=["router", "middleware"])
