@@ -16,6 +16,9 @@ import importlib
 import inspect
 import re
 from pathlib import Path
+from typing import Any
+
+import yaml  # type: ignore[import-untyped]
 
 ROOT = Path(__file__).resolve().parents[2]
 FENCES = ROOT / "agent" / "frameworks"
@@ -59,12 +62,30 @@ def _framework_classes(cls: type) -> list[type]:
     return [base for base in cls.__mro__[1:] if _framework(base.__module__)]
 
 
+def _imported(name: str) -> Any:
+    """Import a module, undoing what it registers with yaml for the whole process.
+
+    AgentDojo (bench/agentdojo) quotes every string ``yaml.dump`` writes once imported;
+    other tests in this process (the diagrams') dump yaml too.
+    """
+    kept = {
+        dumper: (dict(dumper.yaml_representers), dict(dumper.yaml_multi_representers))
+        for dumper in (yaml.Dumper, yaml.SafeDumper)
+    }
+    try:
+        return importlib.import_module(name)
+    finally:
+        for dumper, (plain, multi) in kept.items():
+            dumper.yaml_representers = plain
+            dumper.yaml_multi_representers = multi
+
+
 def _class_findings(tree: ast.Module, path: Path) -> list[str]:
     """Private names a framework subclass overrides or reads off ``self``."""
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.bases]
     if not classes:
         return []
-    module = importlib.import_module(_module_name(path))
+    module = _imported(_module_name(path))
     found: list[str] = []
     for node in classes:
         bases = _framework_classes(getattr(module, node.name))
