@@ -10,6 +10,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results" / "agentdojo.json"
 LIBRARY_README = ROOT / "libs" / "stop-on-artifact" / "README.md"
+README = ROOT / "README.md"
 
 
 def total(config: str, faults: float = 0.0) -> dict[str, Any]:
@@ -30,13 +31,33 @@ def test_the_library_readme_quotes_the_committed_run() -> None:
     text = " ".join(LIBRARY_README.read_text("utf-8").split())
     said = re.search(
         r"every write stopping lost (\d+); .* lost none and saved (\d+)% of model calls; "
-        r"a perfectly marked call, (\d+)%",
+        r"a perfectly marked call, (\d+)%, and (\d+)% beside independent calls in one step",
         text,
     )
     assert said is not None
-    lost, no_loss, marked = (int(x) for x in said.groups())
+    lost, no_loss, marked, parallel = (int(x) for x in said.groups())
     team = total("stop/team")
     assert lost == team["tasks"] - team["utility"]
     assert total("stop/no-loss")["utility"] == total("stop/no-loss")["tasks"]
     assert no_loss == saved("stop/no-loss")
     assert marked == saved("stop/when_marked")
+    assert parallel == saved("stop/when_marked+parallel")
+
+
+def test_the_readme_quotes_the_committed_run() -> None:
+    text = " ".join(README.read_text("utf-8").split())
+    said = re.search(
+        r"loses (\d+) tasks, .* loses none saves (\d+)% .* an upper bound\) saves (\d+)% "
+        r".* it saves (\d+)% \((\d+) model calls against (\d+),",
+        text,
+    )
+    assert said is not None
+    lost, no_loss, marked, parallel, calls, stock = (int(x) for x in said.groups())
+    team = total("stop/team")
+    assert lost == team["tasks"] - team["utility"]
+    assert (no_loss, marked) == (saved("stop/no-loss"), saved("stop/when_marked"))
+    assert parallel == saved("stop/when_marked+parallel")
+    assert (calls, stock) == (
+        total("stop/when_marked+parallel")["model_calls"],
+        total("stock")["model_calls"],
+    )
