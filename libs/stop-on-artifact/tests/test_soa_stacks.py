@@ -20,6 +20,7 @@ records what each call saw; the booking tool is a :class:`Desk` whose outcomes a
 call and counted, so a summary that removes the turn's start cannot shift them.
 """
 
+# ruff: noqa: E402 (the imports after the skip need langchain 1.x)
 from __future__ import annotations
 
 import asyncio
@@ -30,6 +31,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+
+# langchain's built-in middleware is langchain 1.x's (the [langchain] extra); on the langgraph
+# 0.6.6 floor the middleware's own ImportError is checked by the other files (conftest.kind).
+pytest.importorskip("langchain.agents.middleware", reason="langchain 1.x's middleware")
+
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
     AutoModeMiddleware,
