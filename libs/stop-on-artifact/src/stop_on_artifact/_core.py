@@ -223,20 +223,20 @@ class StopCore:
     def in_place_retries_left(self, state: Mapping[str, Any]) -> int:
         """Return the in-place retries the next tool step's calls may run, all together."""
         settings = self.turn_settings(state)
-        if not settings.retry_in_place:
-            return 0
-        counted = scan_turn(state.get("messages") or [], state.get(TURN_KEY)).transients
-        return max(0, settings.max_retries - counted)
+        return _retries_left(settings, state) if settings.retry_in_place else 0
 
-    def _take(self, state: Mapping[str, Any]) -> Callable[[], bool]:
+    def _take(self, state: Mapping[str, Any], settings: StopSettings) -> Callable[[], bool]:
         """Return what takes one retry from the budget the step's parallel calls share."""
         messages = state.get("messages") or []
         issued = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
         key = (id(self), (state.get(TURN_KEY) or {}).get("turn"), issued.id if issued else "")
-        with _LOCK:
-            budget = _BUDGETS.setdefault(key, [self.in_place_retries_left(state)])
-            while len(_BUDGETS) > 1024:
-                _BUDGETS.popitem(last=False)
+        budget = _BUDGETS.get(key)  # a dict read needs no lock
+        if budget is None:  # the step's first call scans the turn, outside the lock
+            left = [_retries_left(settings, state)]
+            with _LOCK:
+                budget = _BUDGETS.setdefault(key, left)
+                while len(_BUDGETS) > 1024:
+                    _BUDGETS.popitem(last=False)
 
         def take() -> bool:
             with _LOCK:
@@ -250,7 +250,7 @@ class StopCore:
         settings = self.turn_settings(state)
         if not settings.retry_in_place:
             return run()
-        return retry_in_place(run, take=self._take(state), **_waits(settings))
+        return retry_in_place(run, take=self._take(state, settings), **_waits(settings))
 
     async def arun_tool(
         self, run: Callable[[], Awaitable[ToolT]], state: Mapping[str, Any]
@@ -259,7 +259,12 @@ class StopCore:
         settings = self.turn_settings(state)
         if not settings.retry_in_place:
             return await run()
-        return await aretry_in_place(run, take=self._take(state), **_waits(settings))
+        return await aretry_in_place(run, take=self._take(state, settings), **_waits(settings))
+
+
+def _retries_left(settings: StopSettings, state: Mapping[str, Any]) -> int:
+    counted = scan_turn(state.get("messages") or [], state.get(TURN_KEY)).transients
+    return max(0, settings.max_retries - counted)
 
 
 def _waits(settings: StopSettings) -> dict[str, Any]:

@@ -200,7 +200,5 @@ def _hooks_after(node: str) -> list[str]:
         channels = list(get_config()["configurable"]["__pregel_read"].args[1])
     except (RuntimeError, KeyError, AttributeError, IndexError, TypeError):
         return []
-    prefix = "branch:to:"
-    hooks = [c[len(prefix) :] for c in channels if c.startswith(prefix)]
-    hooks = [h for h in hooks if h.endswith(".before_model")]
+    hooks = [c[10:] for c in channels if c.startswith("branch:to:") and c.endswith(".before_model")]
     return hooks[hooks.index(node) + 1 :] if node in hooks else []
