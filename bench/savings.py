@@ -4,7 +4,7 @@ Every query runs under ``stop_mode=hard`` and ``stop_mode=never`` on each graph,
 saving is measured: the ``never`` run's model calls, input and output tokens minus the
 ``hard`` run's, priced with the latency profile's prices. The estimate is what the hard run's
 decision recorded (``stop_decision["saved"]``: the skipped calls, their tokens from the turn's
-messages and the last call's usage, see the library's ``_saving`` module) minus what the
+messages and the last call's usage, see the library's ``estimate_saving``) minus what the
 ``never`` run's recorded (a policy refusal, a spent retry budget and the model-call cap stop
 in every mode, so both record them), priced alike. Both are summed per query class and in
 total, and the estimate is judged against the measurement within :data:`TOLERANCE` for each

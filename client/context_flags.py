@@ -155,7 +155,8 @@ FIELDS: tuple[ContextFlag, ...] = (
         "int",
         (
             "Model calls allowed per user message; a tool step that would send the run back to "
-            "the model past it stops with rule 'model_call_limit'"
+            "the model past it stops with rule 'model_call_limit'; the run's recursion_limit is a "
+            "budget too (rule 'step_limit')"
         ),
         default="6",
     ),

@@ -22,7 +22,7 @@ INTERRUPT = "__interrupt__"
 Ending = Literal["finalize", "model"]
 _Parts = tuple[tuple[int, int], ...]
 
-LIMIT_RULES: frozenset[str] = frozenset({"retry_budget", "model_call_limit"})
+LIMIT_RULES: frozenset[str] = frozenset({"retry_budget", "model_call_limit", "step_limit"})
 """Rules whose answer ends with their own user-safe message."""
 
 

@@ -585,7 +585,7 @@ def test_the_model_call_cap_ends_the_run_within_the_default_recursion_limit(grap
     """The ceiling ``max_model_calls=50`` fits LangGraph 1.x's default recursion limit.
 
     langgraph 0.6 defaulted to 25 steps: there the largest cap that fits ends on
-    ``model_call_limit``, and one model call more is the framework's GraphRecursionError.
+    ``model_call_limit``, and one model call more ends on ``step_limit`` at the same call.
     """
     require_graph(graph)
     from stop_on_artifact.testing import MODEL_CALL_LIMIT_MESSAGE
@@ -609,6 +609,9 @@ def test_the_model_call_cap_ends_the_run_within_the_default_recursion_limit(grap
     assert observed.answer.content.endswith(MODEL_CALL_LIMIT_MESSAGE)
     assert observed.answer.content.startswith("**Not searched: ")  # the part, named as not done
     assert observed.model_calls == cap
-    if cap < ceiling:  # the boundary is exact: one more model call does not fit
-        with pytest.raises(GraphRecursionError):
-            run_graph(graph, query, {**context, "max_model_calls": cap + 1})
+    if cap < ceiling:  # the boundary is exact: one more model call does not fit, and the
+        # run's step limit ends it as a budget would, never GraphRecursionError
+        over = run_graph(graph, query, {**context, "max_model_calls": cap + 1})
+        assert over.decision["rule"] == "step_limit"
+        assert over.answer.content.endswith(MODEL_CALL_LIMIT_MESSAGE)
+        assert over.model_calls == cap

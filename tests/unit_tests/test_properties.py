@@ -269,8 +269,11 @@ def model_calls(messages: Sequence[BaseMessage]) -> int:
 
 
 def is_plain(message: ToolMessage | None) -> bool:
-    """A result whose artifact (if any) does not speak the contract: an input, never a part."""
-    return message is not None and not speaks(message.artifact)
+    """A success whose artifact (if any) does not speak the contract: an input, never a part.
+
+    An error without the contract (a call another middleware blocked) is a part.
+    """
+    return message is not None and message.status != "error" and not speaks(message.artifact)
 
 
 def says_stop(message: ToolMessage) -> bool:
@@ -317,11 +320,17 @@ def test_decide_never_raises_and_returns_a_well_formed_decision(
     assert decide(messages, context) == decision, "decide() must be deterministic"
 
     step = last_step(messages)
-    if not step:
-        assert decision == {
-            "action": "continue",
-            "rule": "no_tool_step",
-            "reason": None,
+    if not step:  # the bounds hold on every decision, a step another middleware emptied too
+        over = transients(messages) > context.max_retries
+        at_cap = model_calls(messages) >= context.max_model_calls
+        rule = "retry_budget" if over else "model_call_limit" if at_cap else "no_tool_step"
+        parts = {"answer_from": decision["answer_from"], "unsettled": decision["unsettled"]}
+        if rule == "no_tool_step":  # a stop answers the turn's parts (the next test's oracle)
+            assert parts == {"answer_from": [], "unsettled": []}
+        assert {**decision, "answer_from": [], "unsettled": []} == {
+            "action": "continue" if rule == "no_tool_step" else "stop",
+            "rule": rule,
+            "reason": "transient" if over else None,
             "tool": None,
             "tool_call_id": None,
             "answer_from": [],
@@ -464,8 +473,9 @@ def test_decide_stops_only_for_a_valid_stop_artifact_a_budget_or_a_policy_block(
     over_retries = transients(messages) > context.max_retries
     at_call_cap = model_calls(messages) >= context.max_model_calls
 
-    if not step:
-        assert decision["rule"] == "no_tool_step"  # the bounds are read after a tool step
+    if not step:  # the bounds hold on every decision, step or no step
+        expected = "retry_budget" if over_retries else "model_call_limit" if at_call_cap else None
+        assert decision["rule"] == (expected or "no_tool_step")
         return
     if decision["action"] == "continue":
         # The bounds read from the state hold in every mode: a continue is never past them.

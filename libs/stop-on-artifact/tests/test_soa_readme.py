@@ -1,7 +1,7 @@
 """The library README's blocks and the classes' ``Example:`` blocks, run exactly as printed.
 
 The README's Python blocks, in order: ``create_agent``, policies, a hand-built graph,
-``create_deep_agent``, an MCP server's tool. Each asserts what it shows. The hand-built graph
+an MCP server's tool. Each asserts what it shows. The hand-built graph
 needs only langgraph and runs everywhere; the ``create_agent`` blocks need the ``[langchain]``
 extra, and where it is missing (langgraph 0.6.6) the middleware's import error is checked
 instead; the deepagents block runs where deepagents is installed, the MCP block where
@@ -32,11 +32,10 @@ from stop_on_artifact import StopDecision, StopRouter, StopSettings
 README = Path(__file__).resolve().parents[1] / "README.md"
 MAX_BYTES = 10_000
 BLOCK = re.compile(r"```python\n(.*?)```", flags=re.S)
-NAMES = ("create_agent", "policies", "hand_built", "deep_agent", "mcp")
+NAMES = ("create_agent", "policies", "hand_built", "mcp")
 NEEDS = {
     "create_agent": "langchain",
     "policies": "langchain",
-    "deep_agent": "deepagents",
     "mcp": "langchain_mcp_adapters",
 }
 
@@ -89,8 +88,8 @@ def test_the_blocks_come_in_the_order_the_sections_promise() -> None:
     assert "checkpointer=" in found["policies"]
     assert "StopRouter(" in found["hand_built"]
     assert "from langchain." not in found["hand_built"]  # the floor: langgraph only
-    assert "create_deep_agent(" in found["deep_agent"]
-    assert "middleware=[" in found["deep_agent"]
+    ends = (README.parent / "docs" / "ends.md").read_text("utf-8")  # its blocks: test_soa_docs
+    assert "create_deep_agent(" in ends and "subagent_stops=True" in ends
     assert "adopt(tool)" in found["mcp"] and "load_mcp_tools(" in found["mcp"]
 
 

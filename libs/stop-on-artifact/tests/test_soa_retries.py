@@ -76,8 +76,8 @@ OUTCOMES = (
     "missing",
 )
 SETTLED = frozenset({"completed", "fatal", "policy_block", "error_fatal"})
-PLAIN = frozenset({"error", "plain"})
-"""Results with no artifact: inputs the model reads, never parts."""
+PLAIN = frozenset({"plain"})
+"""Successes with no artifact: inputs the model reads, never parts. An error is a part."""
 
 
 @pytest.fixture(autouse=True, scope="module")

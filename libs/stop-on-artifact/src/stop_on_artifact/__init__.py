@@ -1,10 +1,7 @@
 """Per-call tool stopping, decided from the tool's ``content_and_artifact`` artifact.
 
-A tool returns ``(content, artifact)`` (:func:`completed`, :func:`transient`, :func:`fatal`,
-:func:`policy_block`); :func:`decide` reads a tool step, :class:`StopOnArtifactMiddleware`
-(``create_agent``) and :class:`StopRouter` (a hand-built graph) place it; :class:`PolicyMiddleware`
-and :class:`PolicyGate` refuse a call or ask a person first. This ``__all__`` is the public API,
-with :mod:`stop_on_artifact.messages` and :mod:`stop_on_artifact.testing`.
+This ``__all__`` is the public API, with :mod:`stop_on_artifact.messages` and
+:mod:`stop_on_artifact.testing`.
 """
 
 from __future__ import annotations
@@ -34,7 +31,7 @@ if TYPE_CHECKING:
     from stop_on_artifact._middleware import MiddlewareOrderError, StopOnArtifactMiddleware
     from stop_on_artifact._policy_middleware import PolicyMiddleware
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 __all__ = [
     "MARK_ARGUMENT", "MiddlewareOrderError", "ApprovalUsedError", "Block", "InvalidArtifactError",

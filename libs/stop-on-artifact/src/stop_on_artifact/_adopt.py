@@ -1,7 +1,6 @@
 """Adopt an existing tool: text on success and exceptions on failure become artifacts.
 
-An MCP tool (either client) is adopted too: its error results and a request timeout (mcp 1.x's
-``McpError`` 408, mcp 2.x's ``MCPError`` -32001) are outcomes like exceptions.
+An MCP tool (either client) is adopted too: its error results and request timeouts are outcomes.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """Asking a person about tool calls with langchain's human-in-the-loop request, as plain dicts.
 
-A malformed answer never fails the run (a server may refuse every resume of a failed thread):
-the same actions are asked again, led by what was wrong. Needs only langgraph (0.6.6 too).
+A malformed answer never fails the run: the same actions are asked again, led by what was wrong.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The artifact contract: the reason vocabulary, one builder per reason, strict parsing.
 
 A ``content_and_artifact`` tool returns ``(content, artifact)``; only orchestration reads the
-artifact, a small dict (``{"stop": True, "reason": "completed", "attempt": 1}``) that tools
-never hand-write: they call :func:`completed`, :func:`transient`, :func:`fatal` or
-:func:`policy_block`. An MCP server sends the same dict as a result's structured content, which
-langchain-mcp-adapters hands on one level down (``{"structured_content": {...}}``).
+artifact, a small dict built by :func:`completed`, :func:`transient`, :func:`fatal` or
+:func:`policy_block` (over MCP, a result's structured content, also one level down).
 """
 
 from __future__ import annotations
@@ -27,8 +25,8 @@ MAX_NOT_DONE_CHARS = 500
 
 IN_PLACE_FIELD = "in_place_retries"
 """Artifact field: how many extra attempts of the call ran in place (``retry_in_place``)."""
-RESERVED = frozenset({"stop", "reason", "approval", "policy", IN_PLACE_FIELD})
-"""Fields only the library writes (a person's approval, a retry count): never a tool."""
+STRUCTURED_FIELD = "structured_response"
+"""The one field that holds a dict: the run's structured answer (see ``response_format``)."""
 MCP_FIELD = "structured_content"
 """The one key of langchain-mcp-adapters' ``MCPToolArtifact``, holding the server's dict."""
 
@@ -44,29 +42,43 @@ def _fail(message: str) -> NoReturn:
 
 
 def _field_problem(key: object, value: object) -> str | None:
-    """Name what is wrong with one optional field (the same rule for builders and parser)."""
+    """Name what is wrong with one optional field: one rule for the builders and the parser.
+
+    A key is named when it is a short identifier, else by its length: a tool's output never
+    reaches an error or a log unbounded.
+    """
     if not isinstance(key, str):
         return f"artifact keys must be strings, got {type(key).__name__}"
+    name = repr(key) if key.isidentifier() and len(key) <= 40 else f"of {len(key)} chars"
     limit = MAX_NOT_DONE_CHARS if key == NOT_DONE_FIELD else MAX_EXTRA_FIELD_CHARS
+    if key == STRUCTURED_FIELD:
+        return None if isinstance(value, dict) else f"artifact field {name} must be a dict"
     if key == NOT_DONE_FIELD and not isinstance(value, str):
-        return f"artifact field {key!r} must be a string"
+        return f"artifact field {name} must be a string"
     if not isinstance(value, _SCALAR) or (isinstance(value, str) and len(value) > limit):
-        return f"artifact field {key!r} must be a scalar (a string of at most {limit} chars)"
+        return f"artifact field {name} must be a scalar (a string of at most {limit} chars)"
     return None
 
 
-def build(reason: Reason, fields: Mapping[str, Any], *, reserved: bool = False) -> dict[str, Any]:
-    """Build an artifact; ``reserved`` lets the library write its own fields."""
+def build(reason: Reason, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Build an artifact: every field :func:`parse_artifact` accepts, but ``stop``/``reason``."""
     for key, value in fields.items():
-        if key in RESERVED and (not reserved or key in ("stop", "reason")):
-            _fail(f"artifact field {key!r} is reserved")
+        if key in ("stop", "reason"):
+            _fail(f"artifact field {key!r} is set by the builder")
         if (problem := _field_problem(key, value)) is not None:
             _fail(problem)
     return {"stop": reason in STOPPING_REASONS, "reason": reason, **fields}
 
 
-def completed(**fields: str | int | float | bool | None) -> dict[str, Any]:
-    """Build the artifact of a call whose content already answers (stop), with small scalars."""
+def completed(**fields: Any) -> dict[str, Any]:
+    """Build the artifact of a call whose content already answers (stop), with small scalars.
+
+    ``structured_response={...}`` (a dict) is the run's structured answer when the agent
+    declares a ``response_format``: validated against it, it ends the run with no model call.
+
+    Example:
+        ``return "Refunds within 30 days.", completed(source="kb")``
+    """
     return build("completed", fields)
 
 
@@ -129,8 +141,8 @@ def parse_artifact(artifact: object) -> dict[str, Any]:
 
     Raises:
         InvalidArtifactError: Unless it is a dict with a real bool ``stop`` (not ``"false"``), a
-            ``reason`` of the vocabulary agreeing with it, small scalar fields and a string
-            ``not_done``. The message names fields and types, never values.
+            ``reason`` of the vocabulary agreeing with it, small scalar fields, a string
+            ``not_done`` and a dict ``structured_response``. It names fields, never values.
     """
     artifact = contract(artifact)
     if not isinstance(artifact, dict):

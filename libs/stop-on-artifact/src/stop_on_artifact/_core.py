@@ -1,8 +1,4 @@
-"""The decision core under the router and the middleware (langgraph 0.6 included).
-
-Settings and texts, the turn's record, each tool step's decision (streamed as
-``{"stop_decision": ...}`` in ``stream_mode="custom"``), the answer and in-place retries.
-"""
+"""The decision core under the router and the middleware (langgraph 0.6 included)."""
 
 from __future__ import annotations
 
@@ -23,13 +19,13 @@ from stop_on_artifact._decision import (
     StopDecision,
     check_texts,
     decide_turn,
+    estimate_saving,
     final_text,
     is_hard_stop,
     logger,
 )
 from stop_on_artifact._record import TURN_KEY, new_record, recorded_settings, starts_turn
 from stop_on_artifact._retry import aretry_in_place, retry_in_place
-from stop_on_artifact._saving import estimate_saving
 from stop_on_artifact._settings import (
     ParallelPolicy,
     SettingsFromContext,
@@ -62,13 +58,12 @@ class StopCore:
         backoff_factor: Multiplier of that delay per retry, 1 to 10; default 2.
         max_delay: Longest in-place wait, at most 5 s.
         settings: All of these at once, instead of the flat arguments.
-        from_context: Let the context of the run that starts a turn set them
-            (:meth:`StopSettings.for_run`); else a context naming one is logged as ignored.
+        from_context: Let the context of the run that starts a turn set them.
         settings_from_context: Your own ``(context) -> StopSettings | None`` instead.
         on_decision: Called with every decision, after it is streamed.
-        on_model_call: ``StopOnArtifactMiddleware`` only: called after every model call
-            with the messages so far and the turn's latest decision (a hand-built graph
-            calls its own hook in its model node).
+        subagent_stops: ``StopOnArtifactMiddleware`` only: a subagent's stop, handed back by
+            deepagents' ``task`` tool, is read as that call's artifact (see the README).
+        on_model_call: ``StopOnArtifactMiddleware`` only: called after every model call.
         retry_budget_message: A hard stop's closing line when the retry budget is spent.
         model_call_limit_message: Its closing line when the model-call cap ends the run.
         not_done_message: A part left undone unless its tool wrote ``not_done`` ({where},
@@ -80,8 +75,7 @@ class StopCore:
         ValueError: If an argument is outside its allowed values (named, never quoted).
     """
 
-    calls_model_hook = False
-    """Whether this door calls ``on_model_call`` (the middleware does; a router cannot)."""
+    calls_model_hook = False  # whether this door calls on_model_call (a router cannot)
 
     def __init__(
         self,
@@ -99,6 +93,7 @@ class StopCore:
         settings_from_context: SettingsFromContext | None = None,
         on_decision: DecisionHook | None = None,
         on_model_call: ModelCallHook | None = None,
+        subagent_stops: bool = False,
         retry_budget_message: str = RETRY_BUDGET_MESSAGE,
         model_call_limit_message: str = MODEL_CALL_LIMIT_MESSAGE,
         not_done_message: str = NOT_DONE_MESSAGE,
@@ -107,22 +102,20 @@ class StopCore:
         if from_context and settings_from_context is not None:
             msg = "pass from_context=True or settings_from_context=, not both"
             raise TypeError(msg)
-        if on_model_call is not None and not self.calls_model_hook:
-            msg = f"{type(self).__name__} calls no model: call on_model_call in your model node"
+        if (on_model_call is not None or subagent_stops) and not self.calls_model_hook:
+            msg = f"{type(self).__name__} takes on_model_call and subagent_stops in create_agent"
             raise TypeError(msg)
         arguments = locals()  # the flat settings: the arguments named like a setting
         flat = {name: arguments[name] for name in StopSettings.model_fields}
         self.settings = settings_from_arguments(type(self).__name__, settings, flat)
-        self.texts = {
-            "retry_budget_message": retry_budget_message,
-            "model_call_limit_message": model_call_limit_message,
-            "not_done_message": not_done_message,
-        }
+        self.texts = {name: arguments[name] for name in ("retry_budget_message",
+                      "model_call_limit_message", "not_done_message")}  # fmt: skip
         check_texts(**self.texts)
         self.from_context = bool(from_context)
         self.settings_from_context = settings_from_context
         self.on_decision = on_decision
         self.on_model_call = on_model_call
+        self.subagent_stops = bool(subagent_stops)
         self._told_ignored = False
 
     @property
@@ -150,16 +143,15 @@ class StopCore:
     def turn_update(
         self, messages: Sequence[BaseMessage], context: object = None
     ) -> dict[str, Any]:
-        """Return what a model node adds to its reply: a new turn's record, else ``{}``.
+        """Return a new turn's ``{"stop_decision": None, "stop_turn": ...}``, else ``{}``.
 
-        When the last message is the user's, ``{"stop_decision": None, "stop_turn": ...}``
-        records the settings this run resolves (``context`` None reads the running
-        graph's); the whole turn, resumes included, then runs under them.
+        The record holds the settings ``context`` (None: the running graph's) resolves.
         """
         if not starts_turn(messages):
             return {}
         if context is None:
             context, _ = _run_context()
+        settings = self.settings_for(context)
         if named := [] if self.per_run or self._told_ignored else named_settings(context):
             self._told_ignored = True
             logger.warning(
@@ -168,7 +160,7 @@ class StopCore:
                 ", ".join(named),
                 type(self).__name__,
             )
-        return {"stop_decision": None, TURN_KEY: new_record(messages, self.settings_for(context))}
+        return {"stop_decision": None, TURN_KEY: new_record(messages, settings)}
 
     def turn_settings(self, state: Mapping[str, Any]) -> StopSettings:
         """Return the settings the current turn recorded at its start.
@@ -188,25 +180,37 @@ class StopCore:
     def decide_step(
         self, state: Mapping[str, Any], new: Sequence[BaseMessage], settings: StopSettings
     ) -> dict[str, Any]:
-        """Decide the tool step ``new`` ends under ``settings``; stream it, call the hook.
-
-        Returns ``stop_decision`` and the turn's record with what this step counted.
-        """
+        """Decide, stream and hook the step ``new`` ends; return it and the record's counts."""
         messages = [*(state.get("messages") or []), *new]
         record = state.get(TURN_KEY) or {}
         turn = scan_turn(messages, record)
-        decision = decide_turn(turn, settings)
+        left, (round_, end) = _steps_left(), self.steps(state)
+        decision = decide_turn(turn, settings, left is None or left > round_ + end)
+        if decision["rule"] == "step_limit":
+            logger.warning("The run's recursion_limit ended the turn (rule 'step_limit') before "
+                "max_model_calls=%d: raise recursion_limit or lower max_model_calls",
+                settings.max_model_calls)  # fmt: skip
         if is_hard_stop(decision, settings):
-            spent = decision["rule"] in ("retry_budget", "model_call_limit")  # nothing to retry
-            retried = [] if spent else decision["unsettled"]
+            spent = decision["rule"] in ("retry_budget", "model_call_limit", "step_limit")
+            retried = [] if spent else decision["unsettled"]  # a spent bound: nothing to retry
             answer = self.answer(decision, messages)
             decision["saved"] = estimate_saving(messages, answer, retried)
+            if self.spends_call(state, decision):
+                decision["saved"] = {"model_calls": 0, "input_tokens": 0, "output_tokens": 0}
         _write({"stop_decision": dict(decision)})
         named = (decision["action"], decision["rule"], decision["tool"])
         logger.info("stop decision: action=%s rule=%s tool=%s", *named)
         if self.on_decision is not None:
             self.on_decision(decision, messages)
         return {"stop_decision": decision, TURN_KEY: {**record, **turn.counted}}
+
+    def steps(self, state: Mapping[str, Any] | None = None) -> tuple[int, int]:
+        """Return the graph steps one more model round takes, and those a stop then needs."""
+        return 2, 1  # agent and tools; then finalize
+
+    def spends_call(self, state: Mapping[str, Any], decision: StopDecision) -> bool:
+        """Return whether a hard stop still calls the model (a structured answer)."""
+        return False
 
     def answer(self, decision: StopDecision, messages: Sequence[BaseMessage]) -> str:
         """Return a hard stop's answer in these texts (:func:`stop_on_artifact.final_text`)."""
@@ -269,6 +273,15 @@ def _retries_left(settings: StopSettings, state: Mapping[str, Any]) -> int:
 
 def _waits(settings: StopSettings) -> dict[str, Any]:
     return settings.model_dump(include={"initial_delay", "backoff_factor", "max_delay"})
+
+
+def _steps_left() -> int | None:
+    """Return the steps the run's ``recursion_limit`` leaves after this one; None outside."""
+    try:
+        scratchpad = get_config()["configurable"]["__pregel_scratchpad"]
+        return int(scratchpad.stop - scratchpad.step)
+    except (RuntimeError, KeyError, AttributeError, TypeError):
+        return None
 
 
 def _write(event: dict[str, Any]) -> None:

@@ -1,7 +1,6 @@
 """The decision after a tool step (:func:`decide`) and a hard stop's answer (:func:`final_text`).
 
-Both read the turn once (:func:`stop_on_artifact.messages.scan_turn`); the router and the
-middleware call them and never re-implement a rule. Needs only ``langchain-core``.
+Both read the turn once (``scan_turn``); the router and the middleware never re-implement a rule.
 """
 
 from __future__ import annotations
@@ -11,23 +10,24 @@ from collections.abc import Mapping, Sequence
 from string import Formatter
 from typing import Literal, NotRequired, cast
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
 from typing_extensions import TypedDict
 
 from stop_on_artifact._artifact import NOT_DONE_FIELD, Reason
-from stop_on_artifact._saving import Saving
 from stop_on_artifact._settings import StopSettings
-from stop_on_artifact.messages import Turn, Verdict, message_text, scan_turn
+from stop_on_artifact.messages import Part, Turn, Verdict, message_text, scan_turn
 
 logger = logging.getLogger("stop_on_artifact")
 
 Rule = Literal[
     "completed", "fatal", "policy_block", "retry_budget", "transient", "invalid_artifact",
-    "tool_error", "no_artifact", "stop_mode_never", "model_call_limit", "no_tool_step",
+    "tool_error", "no_artifact", "stop_mode_never", "model_call_limit", "step_limit",
+    "no_tool_step",
 ]  # fmt: skip
 """The rule that decided: metadata, stream events and tests name it."""
 
-ALWAYS_HARD = frozenset({"policy_block", "retry_budget", "model_call_limit"})
+ALWAYS_HARD = frozenset({"policy_block", "retry_budget", "model_call_limit", "step_limit"})
 """Rules that end the run with their own text in every ``stop_mode``."""
 _PRIORITY = {"policy_block": 0, "fatal": 1, "completed": 2}
 
@@ -52,6 +52,56 @@ _WHY = {
     None: "it returned no result",
 }
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+
+
+class Saving(TypedDict):
+    """The model call a hard stop skipped: ``stop_decision["saved"]``."""
+
+    model_calls: int
+    """1, the call that would have restated the tools' content; 2 with a retry round first."""
+    input_tokens: int
+    output_tokens: int
+
+
+def estimate_saving(
+    messages: Sequence[BaseMessage], answer: str, retried: Sequence[str] = ()
+) -> Saving:
+    """Estimate the model calls a hard stop with ``answer`` skips after ``messages``.
+
+    The skipped call reads what the last model call read (its ``usage_metadata``, else
+    ``count_tokens_approximately``), that reply and the tool step, and writes the answer; a
+    stop leaving parts to retry also skips the retry round.
+
+    Args:
+        messages: The turn so far, its last tool step included.
+        answer: The stop's answer.
+        retried: The ids of the calls a loop without the stop would retry first.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, AIMessage) and message.usage_metadata is not None:
+            usage = message.usage_metadata
+            after = count_tokens_approximately(messages[index + 1 :])
+            read = usage["input_tokens"] + usage["output_tokens"] + after
+            break
+    else:
+        read = count_tokens_approximately(messages)
+    written = count_tokens_approximately([AIMessage(content=answer)])
+    if not retried:
+        return {"model_calls": 1, "input_tokens": read, "output_tokens": written}
+    replies = [(i, m) for i, m in enumerate(messages) if isinstance(m, AIMessage) and m.tool_calls]
+    calls = [call for _, m in replies for call in m.tool_calls if call["id"] in retried]
+    reissued = count_tokens_approximately([AIMessage(content="", tool_calls=calls)])
+    last = replies[-1][0] if replies else len(messages)
+    step = [m for m in messages[last:] if isinstance(m, ToolMessage)]
+    settled = [m for m in step if m.tool_call_id not in retried] or step
+    result = count_tokens_approximately(settled) // max(len(settled), 1)
+    answer_read = read + reissued + result * len(calls)
+    return {
+        "model_calls": 2,
+        "input_tokens": read + answer_read,
+        "output_tokens": reissued + written,
+    }
 
 
 class StopDecision(TypedDict):
@@ -96,7 +146,9 @@ def decide(
        and ``any`` (call order) stop on any stop, a policy block first.
     3. ``stop_mode="never"`` turns a completed/fatal stop into ``stop_mode_never``.
     4. A continue stops on ``retry_budget`` past ``max_retries`` transient outcomes this
-       turn, and on ``model_call_limit`` at ``max_model_calls`` model calls.
+       turn, on ``model_call_limit`` at ``max_model_calls`` model calls, and on
+       ``step_limit`` when the run's ``recursion_limit`` leaves no room for another round;
+       the bounds hold on every decision, a step another middleware emptied included.
     5. A hard stop answers every part of the turn in the question's order: settled parts
        by their content (``answer_from``), the others as not done (``unsettled``). A later
        call of the same tool retries an unsettled part and takes its place. A plain result
@@ -109,8 +161,8 @@ def decide(
     return decide_turn(scan_turn(messages, record), context)
 
 
-def decide_turn(turn: Turn, context: StopSettings) -> StopDecision:
-    """Decide a turn already scanned (:func:`decide`)."""
+def decide_turn(turn: Turn, context: StopSettings, room: bool = True) -> StopDecision:
+    """Decide a turn already scanned (:func:`decide`); ``room``: a round fits the step limit."""
     for verdict in turn.step:
         if verdict.problem is not None:
             logger.warning(
@@ -119,7 +171,7 @@ def decide_turn(turn: Turn, context: StopSettings) -> StopDecision:
                 verdict.message.tool_call_id,
                 verdict.problem,
             )
-    action, rule, reason, by = _rule(turn, context)
+    action, rule, reason, by = _rule(turn, context, room)
     hard = action == "stop" and (context.stop_mode != "polish" or rule in ALWAYS_HARD)
     message = by.message if by is not None else None
     call_id = message.tool_call_id if message is not None else None
@@ -144,22 +196,26 @@ def decide_turn(turn: Turn, context: StopSettings) -> StopDecision:
     return cast(StopDecision, decision)
 
 
-def _rule(turn: Turn, settings: StopSettings) -> tuple[str, str, str | None, Verdict | None]:
-    if not turn.step:
-        return "continue", "no_tool_step", None, None
+def _rule(
+    turn: Turn, settings: StopSettings, room: bool
+) -> tuple[str, str, str | None, Verdict | None]:
     blocked = next(
         (p.verdict for p in turn.parts if p.verdict and p.verdict.rule == "policy_block"), None
     )
-    chosen = _choose(turn.step, settings.parallel_policy, blocked)
-    if chosen.stop and (settings.stop_mode != "never" or chosen.rule == "policy_block"):
-        return "stop", chosen.rule, chosen.reason, chosen
-    going_on = chosen.rule if not chosen.stop else "stop_mode_never"
+    chosen = _choose(turn.step, settings.parallel_policy, blocked) if turn.step else None
+    reason = chosen.reason if chosen is not None else None
+    if chosen and chosen.stop and (settings.stop_mode != "never" or chosen.rule == "policy_block"):
+        return "stop", chosen.rule, reason, chosen
     if turn.transients > settings.max_retries:  # bounds read from the state, in every mode
         spent = next((v for v in turn.step if v.rule == "transient"), chosen)
         return "stop", "retry_budget", "transient", spent
     if turn.model_calls >= settings.max_model_calls:
-        return "stop", "model_call_limit", chosen.reason, chosen
-    return "continue", going_on, chosen.reason, chosen
+        return "stop", "model_call_limit", reason, chosen
+    if not room:
+        return "stop", "step_limit", reason, chosen
+    if chosen is None:
+        return "continue", "no_tool_step", None, None
+    return "continue", chosen.rule if not chosen.stop else "stop_mode_never", reason, chosen
 
 
 def _choose(step: Sequence[Verdict], policy: str, blocked: Verdict | None) -> Verdict:
@@ -179,7 +235,7 @@ def is_hard_stop(decision: StopDecision, context: StopSettings) -> bool:
     """Return True when a stop ends the run with :func:`final_text`, no model call.
 
     ``polish`` phrases completed and fatal answers with one more model call; a policy
-    block, a spent retry budget and the model-call cap always end with their own text.
+    block, a spent retry budget, the model-call cap and the step limit end with their own text.
     """
     return decision["action"] == "stop" and (
         context.stop_mode != "polish" or decision["rule"] in ALWAYS_HARD
@@ -241,10 +297,11 @@ def final_text(
             line = message_text(part.message)
         else:
             where = f"part {position[call_id] + 1} of {len(parts)}" if len(parts) > 1 else ""
-            line = _not_done(where or "this request", part.verdict, part.name, not_done_message)
+            line = _not_done(where or "this request", part, not_done_message)
         if line not in lines:
             lines.append(line)
     closing = {"retry_budget": retry_budget_message, "model_call_limit": model_call_limit_message}
+    closing["step_limit"] = model_call_limit_message
     if decision["rule"] in closing:
         lines.append(closing[str(decision["rule"])])
     if not lines:
@@ -253,12 +310,18 @@ def final_text(
     return ANSWER_SEPARATOR.join(lines)
 
 
-def _not_done(where: str, verdict: Verdict | None, tool: str, template: str) -> str:
+def _not_done(where: str, part: Part, template: str) -> str:
+    verdict = part.verdict
     written = verdict.artifact.get(NOT_DONE_FIELD) if verdict and verdict.artifact else None
     if isinstance(written, str) and written.strip():
         return written
-    why = _WHY.get(verdict.rule if verdict else None, "the tool stopped with an error")
-    name = "".join(char for char in tool[:64] if char in _NAME_CHARS) or "tool"
+    why = _WHY.get(verdict.rule if verdict else None)
+    if why is None:  # an error, maybe another middleware's refusal: the call is named in full
+        args = part.args if isinstance(part.args, dict) else {}
+        named = ", ".join(f"{key}={value!r}" for key, value in args.items()).replace("`", "'")
+        named = named if len(named) <= 80 else f"{named[:79]}…"
+        why = f"the call{f' `{named}`' if named else ''} ended with an error"
+    name = "".join(char for char in part.name[:64] if char in _NAME_CHARS) or "tool"
     return template.format(where=where, tool=name, why=why)
 
 

@@ -1,12 +1,9 @@
-"""``StopOnArtifactMiddleware``: the stop decision inside ``langchain.agents.create_agent``.
-
-Needs langchain 1.x: ``pip install "stop-on-artifact[langchain]"``; without it, importing
-this module fails with an ImportError that says so.
-"""
+"""``StopOnArtifactMiddleware``: the stop decision in ``create_agent`` (langchain 1.x)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any, NotRequired, cast
 
 from typing_extensions import override
@@ -15,6 +12,8 @@ try:
     from langchain.agents import AgentState
     from langchain.agents.middleware import (
         AgentMiddleware,
+        ExtendedModelResponse,
+        ModelCallResult,
         ModelRequest,
         ModelResponse,
         hook_config,
@@ -27,19 +26,24 @@ except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
         "langgraph."
     )
     raise ImportError(msg) from error
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
+from pydantic import TypeAdapter, ValidationError
 
+from stop_on_artifact._artifact import STOPPING_REASONS, STRUCTURED_FIELD, Reason, build, contract
 from stop_on_artifact._core import StopCore
-from stop_on_artifact._decision import StopDecision, is_hard_stop
+from stop_on_artifact._decision import StopDecision, is_hard_stop, logger
 from stop_on_artifact._record import TurnRecord, starts_turn
 from stop_on_artifact.messages import require_messages
 
 ToolResult = ToolMessage | Command[Any]
 NODE = "stop_on_artifact.before_model"
+SCHEMA = "structured_response"  # in the state once a declared response_format's call ran
+_HOOKS = ("before_model", "after_model", "after_agent")
+_Finish = Callable[[Any], ModelCallResult[Any]]
 
 
 class StopOnArtifactState(AgentState[ResponseT]):
@@ -63,11 +67,9 @@ class StopOnArtifactMiddleware(
     ``polish`` one more model call runs, with no tools. It takes
     :class:`~stop_on_artifact.StopRouter`'s arguments, and ``on_model_call``.
 
-    It goes last among the middleware with a ``before_model`` hook: a hard stop ends the run
-    there, so a hook after it (PII's redaction of tool results, a summary, a call limit) would
-    never see the step; the turn's first model call raises :class:`MiddlewareOrderError`
-    naming that hook. The ``wrap_*`` layers a setting turns off are not on the instance's class
-    (a layer costs about as much as a node): ``hard`` alone adds one ``before_model`` hook.
+    It goes last among the middleware with a ``before_model`` hook (a hook after it would never
+    see a stopped step): else the turn's first model call raises :class:`MiddlewareOrderError`.
+    ``wrap_tool_call`` is on the instance's class only when a setting uses it.
 
     Example: ``create_agent(model, tools, middleware=[StopOnArtifactMiddleware()])``.
     """
@@ -78,11 +80,10 @@ class StopOnArtifactMiddleware(
     if not TYPE_CHECKING:  # a type checker sees StopCore's keyword-only, typed signature
 
         def __init__(self, **arguments: Any) -> None:
-            """Validate and keep the settings (StopCore's); take the layers they can use."""
+            """Validate and keep the settings (StopCore's); take the tool layer if they use it."""
             super().__init__(**arguments)
-            settings, per_run = self.settings, self.per_run
-            model = per_run or settings.stop_mode == "polish" or self.on_model_call is not None
-            self.__class__ = _LAYERED[model, per_run or settings.retry_in_place]
+            if self.per_run or self.settings.retry_in_place or self.subagent_stops:
+                self.__class__ = _ToolLayer
 
     @property
     @override
@@ -110,10 +111,10 @@ class StopOnArtifactMiddleware(
             return None
         settings = self.turn_settings(state)
         update: dict[str, Any] = self.decide_step(state, [], settings)
-        if is_hard_stop(update["stop_decision"], settings):
+        if is_hard_stop(update["stop_decision"], settings) and SCHEMA not in state:
             answer = AIMessage(content=self.answer(update["stop_decision"], messages))
             return {**update, "jump_to": "end", "messages": [answer]}
-        return update
+        return update  # with a response_format, the model node answers in its schema
 
     @hook_config(can_jump_to=["end"])
     @override
@@ -123,49 +124,108 @@ class StopOnArtifactMiddleware(
         """Async twin of :meth:`before_model`."""
         return self.before_model(state, runtime)
 
+    @override
+    def steps(self, state: Mapping[str, Any] | None = None) -> tuple[int, int]:
+        """Count this graph's nodes: a round's, and an end's (the structured call included)."""
+        nodes = _nodes()
+        if not nodes:
+            return super().steps(state)
+        before, after, end = (sum(n.endswith(f".{h}") for n in nodes) for h in _HOOKS)
+        return before + after + 2, end + (after + 1 if state and SCHEMA in state else 0)
 
-class _ModelLayer(StopOnArtifactMiddleware[Any, Any]):
-    """With ``wrap_model_call``: the polish call's tools and ``on_model_call``."""
+    @override
+    def spends_call(self, state: Mapping[str, Any], decision: StopDecision) -> bool:
+        """A stop still calls the model for a declared schema, unless its tool answered it."""
+        return SCHEMA in state and _payload(decision, state.get("messages") or []) is None
 
-    def _request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        return request.override(tools=[]) if self.polishing(request.state) else request
+    def _route(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any] | None, _Finish]:
+        """Return the request to send (None: no model call) and what makes the response."""
+        state = request.state
+        decision = cast("StopDecision | None", state.get("stop_decision"))
 
-    def _record(self, request: ModelRequest[Any], response: ModelResponse[Any]) -> Any:
-        if self.on_model_call is not None:
-            decision = cast("StopDecision | None", request.state.get("stop_decision"))
-            self.on_model_call([*request.state["messages"], *response.result], decision)
-        return response
+        def record(response: ModelResponse[Any]) -> ModelResponse[Any]:
+            if self.on_model_call is not None:
+                self.on_model_call([*state["messages"], *response.result], decision)
+            return response
+
+        if not self.polishing(state):
+            return request, record
+        if decision is None or not is_hard_stop(decision, self.turn_settings(state)):
+            return request.override(tools=[]), record  # the one polish call
+        answer = AIMessage(content=self.answer(decision, state["messages"]))
+        if (payload := _payload(decision, state["messages"])) is None:
+            return request.override(tools=[]), lambda response: record(
+                ModelResponse(result=[answer], structured_response=response.structured_response)
+                if response.structured_response is not None
+                else response
+            )
+        schema: Any = getattr(request.response_format, "schema", request.response_format)
+        try:
+            value = (
+                payload
+                if isinstance(schema, dict)
+                else TypeAdapter(schema).validate_python(payload)
+            )
+        except ValidationError as error:
+            logger.warning(
+                "structured_response of tool %s does not match response_format (%d errors): "
+                "invalid_artifact, back to the model", decision["tool"], error.error_count()
+            )  # fmt: skip
+            again = {k: v for k, v in decision.items() if k != "saved"}
+            again.update(action="continue", rule="invalid_artifact", answer_from=[], unsettled=[])
+            return request, lambda response: ExtendedModelResponse(
+                model_response=record(response), command=Command(update={"stop_decision": again})
+            )
+        return None, lambda _: record(ModelResponse(result=[answer], structured_response=value))
 
     @override
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
-        """Unbind the tools for the one polish call after a stop; call ``on_model_call``."""
-        return cast("ModelResponse[Any]", self._record(request, handler(self._request(request))))
+    ) -> ModelCallResult[Any]:
+        """Answer a hard stop in the declared schema; unbind the polish call's tools; record."""
+        sent, finish = self._route(request)
+        return finish(handler(sent) if sent is not None else None)
 
     @override
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any]:
+    ) -> ModelCallResult[Any]:
         """Async twin of :meth:`wrap_model_call`."""
-        response = await handler(self._request(request))
-        return cast("ModelResponse[Any]", self._record(request, response))
+        sent, finish = self._route(request)
+        return finish(await handler(sent) if sent is not None else None)
 
 
 class _ToolLayer(StopOnArtifactMiddleware[Any, Any]):
-    """With ``wrap_tool_call``: in-place retries."""
+    """With ``wrap_tool_call``: in-place retries and subagents' stops."""
+
+    def _handed_back(self, result: ToolResult) -> ToolResult:
+        """Read a subagent's stop (deepagents' ``task`` result) as its call's artifact."""
+        update = result.update if isinstance(result, Command) else None
+        if not self.subagent_stops or not isinstance(update, dict) or "stop_decision" not in update:
+            return result
+        update, messages = dict(update), list(update.get("messages") or [])
+        decision = update.pop("stop_decision")
+        if len(messages) != 1 or not isinstance(messages[0], ToolMessage):
+            return result
+        if decision and decision["action"] == "stop" and messages[0].artifact is None:
+            rule = decision["rule"]
+            reason: Reason = rule if rule in STOPPING_REASONS else "transient"
+            saved = (decision.get("saved") or {}).get("model_calls", 0)
+            artifact = build(reason, {"subagent_saved_calls": saved})
+            update["messages"] = [messages[0].model_copy(update={"artifact": artifact})]
+        return replace(cast("Command[Any]", result), update=update)
 
     @override
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
     ) -> ToolResult:
-        """Retry a transient call in place first, when the turn's ``retry_in_place`` is on."""
+        """Retry a transient call in place first (``retry_in_place``); read a subagent's stop."""
         state = request.state if isinstance(request.state, dict) else {}
-        return self.run_tool(lambda: handler(request), state)
+        return self._handed_back(self.run_tool(lambda: handler(request), state))
 
     @override
     async def awrap_tool_call(
@@ -175,30 +235,30 @@ class _ToolLayer(StopOnArtifactMiddleware[Any, Any]):
     ) -> ToolResult:
         """Async twin of :meth:`wrap_tool_call`."""
         state = request.state if isinstance(request.state, dict) else {}
-        return await self.arun_tool(lambda: handler(request), state)
+        return self._handed_back(await self.arun_tool(lambda: handler(request), state))
 
 
-class _BothLayers(_ModelLayer, _ToolLayer):
-    """With both layers."""
+def _payload(decision: StopDecision, messages: Sequence[BaseMessage]) -> Any:
+    """Return the structured answer the one settled part's artifact holds, else None."""
+    if len(decision["answer_from"]) != 1 or decision["unsettled"]:
+        return None
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage) and message.tool_call_id == decision["answer_from"][0]:
+            artifact = contract(message.artifact)
+            return artifact.get(STRUCTURED_FIELD) if isinstance(artifact, dict) else None
+    return None
 
 
-_LAYERED: dict[tuple[bool, bool], type[Any]] = {
-    (False, False): StopOnArtifactMiddleware,
-    (True, False): _ModelLayer,
-    (False, True): _ToolLayer,
-    (True, True): _BothLayers,
-}
-
-
-def _hooks_after(node: str) -> list[str]:
-    """Return the ``before_model`` hooks that run after ``node`` in this create_agent graph.
-
-    Read from the running graph's channel names (``branch:to:<node>``, which create_agent adds
-    in the middleware's order); a graph read otherwise gives none.
-    """
+def _nodes() -> list[str]:
+    """Return the running graph's node names in order (its ``branch:to:<node>`` channels)."""
     try:
         channels = list(get_config()["configurable"]["__pregel_read"].args[1])
     except (RuntimeError, KeyError, AttributeError, IndexError, TypeError):
         return []
-    hooks = [c[10:] for c in channels if c.startswith("branch:to:") and c.endswith(".before_model")]
+    return [channel[10:] for channel in channels if channel.startswith("branch:to:")]
+
+
+def _hooks_after(node: str) -> list[str]:
+    """Return the ``before_model`` hooks that run after ``node`` in this create_agent graph."""
+    hooks = [name for name in _nodes() if name.endswith(".before_model")]
     return hooks[hooks.index(node) + 1 :] if node in hooks else []

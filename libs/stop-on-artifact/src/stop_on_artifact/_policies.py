@@ -1,7 +1,6 @@
 """Tool policies: refuse a call, or ask a person first, before any stop is read.
 
-:func:`screen` decides once per model turn, recorded with the reply; the tools step applies
-that record, so a resume answers exactly what was asked, whatever context it carries.
+:func:`screen` decides once per model turn, recorded with the reply, so a resume answers it.
 """
 
 from __future__ import annotations
@@ -67,10 +66,8 @@ class Block:
         """Check the texts and fields (:class:`PolicyError` names the field); copy the fields."""
         for name in ("refusal", "description"):
             _require(isinstance(getattr(self, name), str), f"Block.{name} must be a string")
-        ok = self.rejected is None or isinstance(self.rejected, str)
-        _require(ok, "Block.rejected must be a string or None")
-        ok = isinstance(self.fields, Mapping)
-        _require(ok, "Block.fields must be a mapping of names to small scalars")
+        _require(isinstance(self.rejected, str | None), "Block.rejected must be a string or None")
+        _require(isinstance(self.fields, Mapping), "Block.fields must be a mapping")
         for key, value in self.fields.items():
             ok = isinstance(key, str) and isinstance(value, _SCALARS)
             _require(ok, "Block.fields must map str names to str, int, float, bool or None")
@@ -225,7 +222,7 @@ def answers(verdict: PolicyVerdict | None, on_ask: AskHook = None) -> dict[str, 
 
 def _refusal(call: ToolCall, entry: RefusedCall, text: str, **more: Scalar) -> ToolMessage:
     fields = {**entry["fields"], **more, "policy": entry["policy"]}
-    artifact = build("policy_block", fields, reserved=True)
+    artifact = build("policy_block", fields)
     return ToolMessage(text, name=call["name"], tool_call_id=_call_id(call), artifact=artifact)
 
 

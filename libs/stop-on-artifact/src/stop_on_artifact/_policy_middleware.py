@@ -22,8 +22,8 @@ try:
 except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
     msg = (
         "PolicyMiddleware needs langchain 1.x (create_agent): install the extra, pip install "
-        "'stop-on-artifact[langchain]'. A hand-built graph uses stop_on_artifact._policies"
-        ".PolicyGate, which needs only langgraph."
+        "'stop-on-artifact[langchain]'. A hand-built graph uses PolicyGate "
+        "(from stop_on_artifact import PolicyGate), which needs only langgraph."
     )
     raise ImportError(msg) from error
 from langchain_core.messages import AIMessage, ToolMessage

@@ -1,10 +1,8 @@
 """The turn's record (``stop_turn``): its settings, written once at its first model call.
 
-A turn may span several runs (a resume is one, with whatever context it sends): every later
-step reads the record, so another context changes nothing in the turn (the differing fields
-are logged, never their values); the next user message starts a new record. Each decision
-adds what it counted (model calls, transient outcomes), so a budget holds after another
-middleware removes messages (a summary replacing the turn's start, the user message included).
+A turn may span several runs (a resume with whatever context): every later step reads the
+record, so another context changes nothing in the turn. Each decision adds what it counted,
+so a budget holds after another middleware removes messages.
 """
 
 from __future__ import annotations
@@ -36,7 +34,7 @@ class TurnRecord(TypedDict):
     replies: NotRequired[list[str]]
     """The ids of the turn's model replies counted so far."""
     transients: NotRequired[dict[str, int]]
-    """Transient outcomes counted so far, by ``<reply id>/<call id>`` (in-place included)."""
+    """Transient outcomes counted so far, by call id (in-place included)."""
 
 
 class StopState(MessagesState):
@@ -73,11 +71,9 @@ def new_record(messages: Sequence[BaseMessage], settings: StopSettings) -> TurnR
 
 
 def is_current(record: object, messages: Sequence[BaseMessage]) -> bool:
-    """Return whether ``record`` is the current turn's.
+    """Return whether ``record`` names the turn's user message or one no longer in the list.
 
-    It is when it names the turn's user message, or a message no longer in the list (another
-    middleware removed the turn's start: a summary, context editing); a record naming an
-    earlier user message still in the list is a past turn's.
+    A record naming an earlier user message still in the list is a past turn's.
     """
     if not isinstance(record, Mapping) or not isinstance(record.get("turn"), str):
         return False
@@ -117,9 +113,8 @@ def recorded_settings(
 ) -> StopSettings:
     """Return the settings the current turn runs under, from its record.
 
-    ``current``, what the running run's context resolves to (or the names of the fields it
-    set out of range), is compared: the fields that differ are logged once per turn and run
-    (``run``); ``owner`` is named in the error.
+    Fields of ``current`` (the run's context's settings, or its out-of-range field names)
+    that differ are logged once per turn and ``run``; ``owner`` is named in the error.
 
     Raises:
         StateSchemaError: If the state holds no record of this turn.

@@ -1,7 +1,4 @@
-"""The stop decision in a hand-built ``StateGraph`` (langgraph 0.6 included).
-
-``START -> agent -> (tools | END)``, ``tools -> (agent | finalize)``, ``finalize -> END``.
-"""
+"""The stop decision in a hand-built ``StateGraph``: ``agent -> tools -> (agent | finalize)``."""
 
 from __future__ import annotations
 

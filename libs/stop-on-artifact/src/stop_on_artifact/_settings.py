@@ -68,9 +68,8 @@ class StopSettings(BaseModel):
         strict=True,
         description=(
             "Model calls allowed per user message; a tool step that would send the run back "
-            "to the model past it stops with rule 'model_call_limit'. A run capped at k model "
-            "calls needs a recursion_limit of at least 2k+2 in a hand-built graph and 3k+2 "
-            "in create_agent with the middleware."
+            "to the model past it stops with rule 'model_call_limit'; the run's "
+            "recursion_limit is a budget too (rule 'step_limit')."
         ),
     )
     retry_in_place: bool = Field(
@@ -96,8 +95,7 @@ class StopSettings(BaseModel):
     def for_run(self, context: object) -> StopSettings:
         """Return these settings with what the run's context set (never a field's default).
 
-        A pydantic model's ``model_fields_set`` (over the API, the keys the client sent) or a
-        mapping's keys count; a None value keeps the setting.
+        A pydantic model's ``model_fields_set`` or a mapping's keys count; None keeps a setting.
 
         Raises:
             pydantic.ValidationError: If a value is outside its allowed values (named).

@@ -1,9 +1,8 @@
 """Read a thread's messages as the stop decision does; ``__all__`` is stable in a major version.
 
 A *turn* is every message after the last user message; a *tool step*, every ToolMessage after
-the turn's last AIMessage with tool calls; a *part*, one thing the question asked for: a call
-whose result carries an artifact (or the latest retry of it). A plain tool's result (no
-artifact) is an input the model reads, never a part. Runs on langchain-core 0.3 and 1.x.
+the turn's last AIMessage with tool calls; a *part*, one thing the question asked for (a call
+whose result carries an artifact or is an error, or the latest retry of it).
 """
 
 from __future__ import annotations
@@ -67,10 +66,7 @@ def turn_start(messages: Sequence[BaseMessage]) -> int:
 
 
 def latest_tool_step(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
-    """Return the latest tool step's ToolMessages in the model's call order.
-
-    A repeated ``tool_call_id`` counts once; messages for unknown ids go last.
-    """
+    """Return the latest tool step's ToolMessages in call order (unknown ids last, once each)."""
     for index in range(len(messages) - 1, -1, -1):
         calls = tool_calls(messages[index])
         if calls:
@@ -97,10 +93,7 @@ def in_place_retries(message: ToolMessage) -> int:
 
 
 def transient_count(messages: Sequence[BaseMessage]) -> int:
-    """Count this turn's valid ``transient`` outcomes, in-place attempts included.
-
-    This is the count ``max_retries`` bounds; a repeated ``tool_call_id`` counts once.
-    """
+    """Count this turn's ``transient`` outcomes, in-place attempts included (``max_retries``'s)."""
     return scan_turn(messages).transients
 
 
@@ -109,7 +102,6 @@ def turn_results(messages: Sequence[BaseMessage]) -> list[ToolMessage | None]:
     return [part.message for part in scan_turn(messages).parts]
 
 
-# ---------------------------------------------------------------------------------------
 # The scan the decision and the answer read (internal: not in __all__).
 
 
@@ -129,8 +121,8 @@ class Verdict:
 
     @property
     def plain(self) -> bool:
-        """Whether the result's artifact (if any) is not the contract: an input, never a part."""
-        return not speaks(self.message.artifact)
+        """Whether the result is an input, never a part: a success without the contract."""
+        return self.message.status != "error" and not speaks(self.message.artifact)
 
 
 def judge(message: ToolMessage) -> Verdict:
@@ -192,11 +184,7 @@ class Turn:
 
 
 def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None = None) -> Turn:
-    """Read this turn once; never raises on malformed messages or artifacts.
-
-    ``record`` (the turn's ``stop_turn``) adds what earlier decisions counted, so a message
-    another middleware removed since still counts.
-    """
+    """Read this turn once, never raising; ``record`` adds what a removed message counted."""
     judged: dict[int, Verdict] = {}
 
     def verdict(message: ToolMessage) -> Verdict:
@@ -209,13 +197,11 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
     groups: list[list[dict[str, Any]]] = []
     last = -1
     approvals: list[tuple[str, str, str | None]] = []
-    issuer: dict[str, str] = {}  # a call's id -> the id of the reply that made it
     for index, message in enumerate(turn):
         calls = tool_calls(message)
         if calls:
             groups.append(calls)
             last = index
-            issuer.update({str(call.get("id")): message.id or "" for call in calls})
         if isinstance(message, ToolMessage):
             results.setdefault(message.tool_call_id, message)
             artifact = verdict(message).artifact or {}
@@ -225,12 +211,10 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
                 approvals.append((message.tool_call_id, artifact["approval"], policy))
     step = _in_call_order(groups[-1], turn[last + 1 :]) if groups else []
     valid = [verdict(m) for m in results.values() if verdict(m).artifact is not None]
-    record = record or {}
-    key = {
-        id(v): f"{issuer.get(v.message.tool_call_id, '')}/{v.message.tool_call_id}" for v in valid
-    }
-    in_place = {key[id(v)]: in_place_retries(v.message) for v in valid}
-    counts = {key[id(v)]: (v.reason == "transient") + in_place[key[id(v)]] for v in valid}
+    record = record or {}  # a call's outcomes by its id: it survives its reply's removal
+    ids = {v.message.tool_call_id: v for v in valid}
+    in_place = {i: in_place_retries(v.message) for i, v in ids.items()}
+    counts = {i: (v.reason == "transient") + in_place[i] for i, v in ids.items()}
     transients = {**(record.get("transients") or {}), **counts}
     replies = [m.id for m in turn if isinstance(m, AIMessage)]
     known = list(dict.fromkeys([*(record.get("replies") or []), *filter(None, replies)]))
@@ -263,12 +247,11 @@ def _parts(
 ) -> tuple[Part, ...]:
     """Group the turn's calls into parts, in the order the model first asked for them.
 
-    A later model call's call of a tool retries an unsettled part of it (equal arguments pair
-    first, then in order) and takes its place; one AIMessage's calls are distinct parts, and
-    a left-over call or a result no AIMessage issued is a new part. A plain result is no part:
-    a retry that comes back plain resolves the part it retries.
+    A later call of a tool retries an unsettled part of it (equal arguments first, then in
+    order); one AIMessage's calls are distinct parts; a plain retry resolves its part.
     """
     parts: list[Part] = []
+    waiting: dict[str, list[int]] = {}  # each tool's unsettled parts: the turn read in one pass
     seen: set[str] = set()
     for group in groups:
         calls: list[Part] = []
@@ -280,28 +263,33 @@ def _parts(
                 judged = verdict(result) if result is not None else None
                 name = str(call.get("name", ""))
                 calls.append(Part(call_id, name, call.get("args"), result, judged))
-        retried = _retry_pairs(parts, calls)
+        retried = _retry_pairs(parts, calls, waiting)
         for index, part in enumerate(calls):
-            if index in retried:
-                parts[retried[index]] = part
-            else:
-                parts.append(part)
+            place = retried.get(index, len(parts))
+            parts[place : place + 1] = [part]
+            if not (part.settled or part.plain):
+                waiting.setdefault(part.name, []).append(place)
     parts += [
         Part(i, m.name or "", None, m, verdict(m)) for i, m in results.items() if i not in seen
     ]
     return tuple(part for part in parts if not part.plain)
 
 
-def _retry_pairs(parts: Sequence[Part], calls: Sequence[Part]) -> dict[int, int]:
+def _retry_pairs(
+    parts: Sequence[Part], calls: Sequence[Part], waiting: dict[str, list[int]]
+) -> dict[int, int]:
     """Return the index in ``parts`` each retrying call takes, by its index in ``calls``."""
     pairs: dict[int, int] = {}
     for name in dict.fromkeys(call.name for call in calls):
-        waiting = [i for i, p in enumerate(parts) if p.name == name and not (p.settled or p.plain)]
+        free = sorted(waiting.pop(name, []))
         asked = [i for i, call in enumerate(calls) if call.name == name]
         for index in asked:
-            same = next((i for i in waiting if parts[i].args == calls[index].args), None)
+            same = next((i for i in free if parts[i].args == calls[index].args), None)
             if same is not None:
                 pairs[index] = same
-                waiting.remove(same)
-        pairs.update(zip((i for i in asked if i not in pairs), waiting, strict=False))
+                free.remove(same)
+        rest = [i for i in asked if i not in pairs]
+        pairs.update(zip(rest, free, strict=False))
+        if free[len(rest) :]:
+            waiting[name] = free[len(rest) :]
     return pairs

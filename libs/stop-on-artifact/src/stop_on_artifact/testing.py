@@ -55,9 +55,8 @@ def tool_call(tool: dict[str, Any] | str, args: dict[str, Any], call_id: str) ->
 class ScriptedChatModel(BaseChatModel):
     """A fake chat model: each reply is what ``script`` returns for the call's history and tools.
 
-    Replies carry ``model_name`` and (unless set) approximate usage; a stream ends with one chunk
-    holding every tool call. A base class for deterministic models: override :meth:`respond`
-    and set ``model_name``; that, binding, streaming and async are stable in a major release.
+    Replies carry ``model_name`` and approximate usage; a stream's last chunk holds the tool
+    calls. A deterministic model overrides :meth:`respond` (stable in a major release).
     """
 
     script: Script | None = None
