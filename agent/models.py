@@ -95,7 +95,7 @@ def _summary(content: str) -> str:
 def _artifact(message: ToolMessage) -> dict[str, Any] | None:
     """Return the call's artifact as the library reads it (an MCP tool's one level down)."""
     try:
-        return parse_artifact(message.artifact)
+        return parse_artifact(message)
     except InvalidArtifactError:
         return None
 

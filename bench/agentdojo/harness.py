@@ -104,7 +104,7 @@ def _invalid(message: BaseMessage) -> bool:
     if not isinstance(message, ToolMessage) or message.artifact is None:
         return False
     try:
-        parse_artifact(message.artifact)
+        parse_artifact(message)
     except InvalidArtifactError:
         return True
     return False

@@ -190,8 +190,9 @@ def test_the_source_stays_small_with_no_import_circle() -> None:
     sizes = {name: len(path.read_text("utf-8").splitlines()) for name, path in modules.items()}
     # 2,747 lines at 0.4.0; 0.5.0 adds the parts rule, the record's counts, the order check,
     # the shared in-place budget, adopt's stops= and langchain.mcp, and drops the generated
-    # classes and the retry loops' twins: 2,987; 0.6.0 adds where agents end: 3,000, the cap.
-    assert sum(sizes.values()) <= 3000, sizes
+    # classes and the retry loops' twins: 2,987; 0.6.0 may add 150 for the step limit, subagents
+    # side by side, one field rule and a stop's answer whole (#53): 3,140, the cap.
+    assert sum(sizes.values()) <= 3140, sizes
     assert max(sizes.values()) <= 400, sizes
     assert {name for name in modules if not name.startswith("_")} == {"messages", "testing"}
     graph = {

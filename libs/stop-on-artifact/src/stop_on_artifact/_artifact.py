@@ -7,8 +7,12 @@ artifact, a small dict built by :func:`completed`, :func:`transient`, :func:`fat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+import logging
+from collections.abc import Collection, Mapping
 from typing import Any, Literal, NoReturn, get_args
+
+from langchain_core.messages import ToolMessage
 
 Reason = Literal["completed", "transient", "fatal", "policy_block"]
 """The whole reason vocabulary. Map any domain failure onto one of these."""
@@ -30,6 +34,11 @@ STRUCTURED_FIELD = "structured_response"
 MCP_FIELD = "structured_content"
 """The one key of langchain-mcp-adapters' ``MCPToolArtifact``, holding the server's dict."""
 
+LIBRARY_FIELDS = frozenset({"approval", IN_PLACE_FIELD})
+"""Fields only the library writes (a person's answer, in-place retries): refused from a tool."""
+MARK = "stop_on_artifact"
+"""The ``ToolMessage.response_metadata`` key naming the library fields it added."""
+
 _SCALAR = (str, int, float, bool, type(None))
 
 
@@ -41,7 +50,7 @@ def _fail(message: str) -> NoReturn:
     raise InvalidArtifactError(message)
 
 
-def _field_problem(key: object, value: object) -> str | None:
+def _field_problem(key: object, value: object, library: Collection[str] = ()) -> str | None:
     """Name what is wrong with one optional field: one rule for the builders and the parser.
 
     A key is named when it is a short identifier, else by its length: a tool's output never
@@ -51,6 +60,8 @@ def _field_problem(key: object, value: object) -> str | None:
         return f"artifact keys must be strings, got {type(key).__name__}"
     name = repr(key) if key.isidentifier() and len(key) <= 40 else f"of {len(key)} chars"
     limit = MAX_NOT_DONE_CHARS if key == NOT_DONE_FIELD else MAX_EXTRA_FIELD_CHARS
+    if key in LIBRARY_FIELDS and key not in library:
+        return f"artifact field {name} is written by the library, never by a tool"
     if key == STRUCTURED_FIELD:
         return None if isinstance(value, dict) else f"artifact field {name} must be a dict"
     if key == NOT_DONE_FIELD and not isinstance(value, str):
@@ -60,12 +71,14 @@ def _field_problem(key: object, value: object) -> str | None:
     return None
 
 
-def build(reason: Reason, fields: Mapping[str, Any]) -> dict[str, Any]:
+def build(
+    reason: Reason, fields: Mapping[str, Any], library: Collection[str] = ()
+) -> dict[str, Any]:
     """Build an artifact: every field :func:`parse_artifact` accepts, but ``stop``/``reason``."""
     for key, value in fields.items():
         if key in ("stop", "reason"):
             _fail(f"artifact field {key!r} is set by the builder")
-        if (problem := _field_problem(key, value)) is not None:
+        if (problem := _field_problem(key, value, library)) is not None:
             _fail(problem)
     return {"stop": reason in STOPPING_REASONS, "reason": reason, **fields}
 
@@ -116,6 +129,20 @@ def with_fields(artifact: dict[str, Any], **fields: Any) -> dict[str, Any]:
     return {**artifact, **fields}
 
 
+def library_fields(message: ToolMessage) -> list[str]:
+    """Return the :data:`LIBRARY_FIELDS` the library added to ``message``'s artifact."""
+    named = (message.response_metadata or {}).get(MARK)
+    return [f for f in named if f in LIBRARY_FIELDS] if isinstance(named, list) else []
+
+
+def with_library_fields(message: ToolMessage, **fields: Any) -> ToolMessage:
+    """Return ``message`` with ``fields`` in its artifact, the library's named as such."""
+    named = sorted({*library_fields(message), *(k for k in fields if k in LIBRARY_FIELDS)})
+    metadata = {**(message.response_metadata or {}), MARK: named}
+    artifact = with_fields(message.artifact or {}, **fields)
+    return message.model_copy(update={"artifact": artifact, "response_metadata": metadata})
+
+
 def speaks(artifact: object) -> bool:
     """Return whether an artifact speaks the contract (names ``stop`` or ``reason``).
 
@@ -127,24 +154,51 @@ def speaks(artifact: object) -> bool:
 
 
 def contract(artifact: object) -> object:
-    """Return what holds the contract: an MCP tool's structured content, else ``artifact``."""
+    """Return what holds the contract: an MCP tool's structured content, else ``artifact``.
+
+    A pydantic model or a dataclass carrying ``stop`` or ``reason`` is read as its fields; any
+    other object that names them is ignored with a warning naming its type (never its value).
+    """
     if isinstance(artifact, dict) and len(artifact) == 1 and MCP_FIELD in artifact:
         return artifact[MCP_FIELD]
-    return artifact
+    if isinstance(artifact, dict | str | bytes | list | tuple) or artifact is None:
+        return artifact
+    if isinstance(artifact, Mapping):
+        return dict(artifact)
+    if not (hasattr(artifact, "stop") or hasattr(artifact, "reason")):
+        return artifact
+    if dataclasses.is_dataclass(artifact) and not isinstance(artifact, type):
+        return {f.name: getattr(artifact, f.name) for f in dataclasses.fields(artifact)}
+    if callable(dump := getattr(artifact, "model_dump", None)) and isinstance(
+        fields := dump(), dict
+    ):
+        return fields
+    logging.getLogger("stop_on_artifact").warning(
+        "an artifact of type %s names stop or reason but is neither a dict, a pydantic model "
+        "nor a dataclass: read as no artifact",
+        type(artifact).__name__,
+    )
+    return None
 
 
 def parse_artifact(artifact: object) -> dict[str, Any]:
     """Check what a ToolMessage carried strictly and return it.
 
     An MCP tool's artifact (``{"structured_content": {...}}``, langchain-mcp-adapters') is read
-    one level down and the server's dict returned; any other artifact is returned unchanged.
+    one level down and the server's dict returned; a pydantic model or dataclass as its fields.
+
+    Args:
+        artifact: A ``ToolMessage.artifact``, or the ``ToolMessage``: then the fields only the
+            library writes (``approval``, ``in_place_retries``) are read where the library
+            wrote them; from a tool (any bare artifact) they are refused.
 
     Raises:
         InvalidArtifactError: Unless it is a dict with a real bool ``stop`` (not ``"false"``), a
             ``reason`` of the vocabulary agreeing with it, small scalar fields, a string
             ``not_done`` and a dict ``structured_response``. It names fields, never values.
     """
-    artifact = contract(artifact)
+    library = library_fields(artifact) if isinstance(artifact, ToolMessage) else []
+    artifact = contract(artifact.artifact if isinstance(artifact, ToolMessage) else artifact)
     if not isinstance(artifact, dict):
         _fail(f"artifact must be a dict, got {type(artifact).__name__}")
     if missing := [key for key in ("stop", "reason") if key not in artifact]:
@@ -157,6 +211,6 @@ def parse_artifact(artifact: object) -> dict[str, Any]:
     if stop != (reason in STOPPING_REASONS):
         _fail(f"artifact 'stop'={stop} contradicts reason {reason!r}")
     for key, value in artifact.items():
-        if key not in ("stop", "reason") and (problem := _field_problem(key, value)):
+        if key not in ("stop", "reason") and (problem := _field_problem(key, value, library)):
             _fail(problem)
     return artifact

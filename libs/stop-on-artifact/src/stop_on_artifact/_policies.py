@@ -13,7 +13,13 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessag
 from typing_extensions import TypedDict
 
 from stop_on_artifact._approval import ask, reject_reason
-from stop_on_artifact._artifact import build, contract, with_fields
+from stop_on_artifact._artifact import (
+    LIBRARY_FIELDS,
+    build,
+    contract,
+    library_fields,
+    with_library_fields,
+)
 from stop_on_artifact._record import StateSchemaError
 from stop_on_artifact.messages import turn_start
 
@@ -164,7 +170,9 @@ def _approved_retries(messages: Messages) -> list[tuple[str, dict[str, Any]]]:
     for message in turn:
         artifact = contract(message.artifact) if isinstance(message, ToolMessage) else None
         if isinstance(message, ToolMessage) and isinstance(artifact, dict):
-            approved = artifact.get("approval") == "approved"
+            approved = artifact.get("approval") == "approved" and (
+                "approval" in library_fields(message)
+            )
             call = calls.get(message.tool_call_id)
             if approved and artifact.get("reason") == "transient" and call is not None:
                 carried.append((call["name"], dict(call["args"])))
@@ -222,8 +230,8 @@ def answers(verdict: PolicyVerdict | None, on_ask: AskHook = None) -> dict[str, 
 
 def _refusal(call: ToolCall, entry: RefusedCall, text: str, **more: Scalar) -> ToolMessage:
     fields = {**entry["fields"], **more, "policy": entry["policy"]}
-    artifact = build("policy_block", fields)
-    return ToolMessage(text, name=call["name"], tool_call_id=_call_id(call), artifact=artifact)
+    message = ToolMessage(text, name=call["name"], tool_call_id=_call_id(call))
+    return with_library_fields(message, **build("policy_block", fields, LIBRARY_FIELDS))
 
 
 def refusal_for(
@@ -254,8 +262,7 @@ def mark_approved(
     if decision is None or decision["type"] != "approve" or not isinstance(message.artifact, dict):
         return message
     policy = policy_of.get(message.tool_call_id)
-    artifact = with_fields(message.artifact, policy=policy, approval="approved")
-    return message.model_copy(update={"artifact": artifact})
+    return with_library_fields(message, policy=policy, approval="approved")
 
 
 class PolicyGate:

@@ -11,11 +11,16 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from langchain_core.messages import ToolMessage
 
-from stop_on_artifact._artifact import InvalidArtifactError, parse_artifact, speaks, with_fields
+from stop_on_artifact._artifact import (
+    InvalidArtifactError,
+    parse_artifact,
+    speaks,
+    with_library_fields,
+)
 from stop_on_artifact._settings import MAX_DELAY
 from stop_on_artifact.messages import IN_PLACE_FIELD
 
@@ -34,7 +39,7 @@ def is_transient(result: object) -> bool:
     if not isinstance(result, ToolMessage) or not isinstance(result.artifact, dict):
         return False
     try:
-        return bool(parse_artifact(result.artifact)["reason"] == "transient")
+        return bool(parse_artifact(result)["reason"] == "transient")
     except InvalidArtifactError:
         return False
 
@@ -42,8 +47,7 @@ def is_transient(result: object) -> bool:
 def _recorded(result: Result, retries: int) -> Result:
     if retries == 0 or not isinstance(result, ToolMessage) or not speaks(result.artifact):
         return result  # a plain result (a read tool's success) stays plain
-    artifact = with_fields(result.artifact or {}, **{IN_PLACE_FIELD: retries})
-    return result.model_copy(update={"artifact": artifact})
+    return cast("Result", with_library_fields(result, **{IN_PLACE_FIELD: retries}))
 
 
 def retry_in_place(

@@ -131,7 +131,7 @@ def judge(message: ToolMessage) -> Verdict:
     problem: str | None = None
     if speaks(message.artifact):
         try:
-            artifact = parse_artifact(message.artifact)
+            artifact = parse_artifact(message)
         except InvalidArtifactError as exc:
             problem = str(exc)
     reason = artifact["reason"] if artifact is not None else None
