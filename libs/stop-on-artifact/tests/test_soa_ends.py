@@ -197,7 +197,7 @@ def deep_parent(*subagents: str, compiled: bool = False, stops: bool = True) -> 
     from stop_on_artifact import StopOnArtifactMiddleware
 
     specs: list[Any] = []
-    for name in subagents:
+    for name in dict.fromkeys(subagents):  # one spec per name; the parent may call it twice
         tool = lookup(None) if name == "kb" else plain_lookup()
         model = ScriptedChatModel(script=call_then_answer(tool.name, answer="SUB ANSWER"))
         if compiled:
@@ -428,3 +428,23 @@ def test_a_turn_of_hundreds_of_calls_pairs_every_retry_in_place() -> None:
         ToolMessage(f"ok {i}", tool_call_id=f"b{i}", artifact=completed()) for i in range(300)
     ]
     assert [m.tool_call_id for m in turn_results(messages) if m] == [f"b{i}" for i in range(300)]
+
+
+@needs_langchain
+@modes
+@pytest.mark.parametrize("stops", [False, True])
+@pytest.mark.parametrize("subagents", [("kb", "kb"), ("kb", "chat", "kb")])
+async def test_subagents_side_by_side_never_crash_the_parent(
+    subagents: tuple[str, ...], stops: bool, mode: str
+) -> None:
+    pytest.importorskip("deepagents")
+    result = await run(deep_parent(*subagents, stops=stops), user("All?"), mode)
+    decision = result["stop_decision"]
+    assert decision["tool"] == "task"  # the parent's own decision, never a subagent's
+    assert decision["tool_call_id"] in {f"t{i}" for i in range(len(subagents))}
+    if stops and "chat" not in subagents:  # every subagent stopped: one answer in call order
+        assert result["messages"][-1].content == "Refunds: within 30 days."
+        assert_model_calls(result, 1)
+    else:  # off, or a subagent answered through its model: the parent's model reads them all
+        assert result["messages"][-1].content.startswith("PARENT RELAYS")
+        assert_model_calls(result, 2)

@@ -63,17 +63,11 @@ def case(stack: str, *values: Any, xfail: str = "") -> Any:
     return pytest.param(stack, *values, marks=marks)
 
 
-def decides(stack: str, limit: int) -> bool:
-    """Whether the node deciding after round 1 runs (sees >= 0 steps left)."""
-    offset, loop, _ = SHAPES[stack]
-    return limit >= offset + loop
-
-
-NO_DECISION = "no warning names the limit: the run never reached the stop's decision"
+NOT_REACHED = "another middleware's node comes first and LangGraph stops the run there"
 STACKS = [case(name) for name in SHAPES]
 FITTING = [case(name, limit) for name in SHAPES for limit in range(smallest(name), 31)]
-BELOW = [  # strictly xfail where no decision ran: a gap, reported
-    case(name, limit, xfail="" if decides(name, limit) else NO_DECISION)
+BELOW = [  # the turn's start names the limit; strictly xfail where no library node runs
+    case(name, limit, xfail="" if limit >= SHAPES[name][0] else NOT_REACHED)
     for name in SHAPES
     for limit in range(1, smallest(name))
 ]
@@ -173,6 +167,7 @@ async def test_every_limit_from_the_smallest_ends_with_the_closing_line(
     assert rule == "step_limit"  # generous bounds: the step limit binds up to 30
     assert_ended(result, rule, calls)
     assert "raise recursion_limit" in caplog.text
+    assert "at this turn's start" not in caplog.text  # it fits: no alarm at the start
 
 
 SMALLER = [{"max_retries": 2, "max_model_calls": 50}, {"max_retries": 50, "max_model_calls": 3}]
@@ -195,13 +190,13 @@ async def test_a_smaller_budget_binds_first(
 async def test_below_the_smallest_limit_langgraph_raises_and_the_log_names_it(
     stack: str, limit: int, mode: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Measured: GraphRecursionError; the stop's decision, if it ran, logged the warning."""
+    """LangGraph's GraphRecursionError, after the turn's start named the limit in the log."""
     with (
         caplog.at_level(logging.WARNING, logger="stop_on_artifact"),
         pytest.raises(GraphRecursionError),
     ):
         await run(agent_for(stack, **GENEROUS), mode, limit)
-    assert "raise recursion_limit" in caplog.text
+    assert "at this turn's start" in caplog.text and "raise recursion_limit" in caplog.text
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -20,7 +20,7 @@ from stop_on_artifact._decision import (
     check_texts,
     decide_turn,
     estimate_saving,
-    final_text,
+    final_content,
     is_hard_stop,
     logger,
 )
@@ -76,6 +76,7 @@ class StopCore:
     """
 
     calls_model_hook = False  # whether this door calls on_model_call (a router cannot)
+    start_nodes = 0  # nodes a turn's start takes before its first round (the middleware's hook)
 
     def __init__(
         self,
@@ -152,6 +153,12 @@ class StopCore:
         if context is None:
             context, _ = _run_context()
         settings = self.settings_for(context)
+        left, (round_, end) = _steps_left(), self.steps()
+        if left is not None and left < (need := round_ + end + self.start_nodes):
+            logger.warning(
+                "The run's recursion_limit leaves %d steps at this turn's start; one model round "
+                "and a stop need %d here: raise recursion_limit", left, need,
+            )  # fmt: skip
         if named := [] if self.per_run or self._told_ignored else named_settings(context):
             self._told_ignored = True
             logger.warning(
@@ -212,9 +219,11 @@ class StopCore:
         """Return whether a hard stop still calls the model (a structured answer)."""
         return False
 
-    def answer(self, decision: StopDecision, messages: Sequence[BaseMessage]) -> str:
-        """Return a hard stop's answer in these texts (:func:`stop_on_artifact.final_text`)."""
-        return final_text(decision, messages, **self.texts)
+    def answer(
+        self, decision: StopDecision, messages: Sequence[BaseMessage]
+    ) -> str | list[str | dict[str, Any]]:
+        """Return a hard stop's answer in these texts, blocks kept (``final_content``)."""
+        return final_content(decision, messages, **self.texts)
 
     @staticmethod
     def polishing(state: Mapping[str, Any]) -> bool:

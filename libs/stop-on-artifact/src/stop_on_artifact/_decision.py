@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from string import Formatter
-from typing import Literal, NotRequired, cast
+from typing import Any, Literal, NotRequired, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
@@ -16,7 +16,7 @@ from typing_extensions import TypedDict
 
 from stop_on_artifact._artifact import NOT_DONE_FIELD, Reason
 from stop_on_artifact._settings import StopSettings
-from stop_on_artifact.messages import Part, Turn, Verdict, message_text, scan_turn
+from stop_on_artifact.messages import Part, Turn, Verdict, message_text, scan_turn, turn_start
 
 logger = logging.getLogger("stop_on_artifact")
 
@@ -51,6 +51,7 @@ _WHY = {
     "no_artifact": "its result could not be confirmed",
     None: "it returned no result",
 }
+_MALFORMED = "the call was malformed and never ran"
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 
 
@@ -64,7 +65,9 @@ class Saving(TypedDict):
 
 
 def estimate_saving(
-    messages: Sequence[BaseMessage], answer: str, retried: Sequence[str] = ()
+    messages: Sequence[BaseMessage],
+    answer: str | list[str | dict[str, Any]],
+    retried: Sequence[str] = (),
 ) -> Saving:
     """Estimate the model calls a hard stop with ``answer`` skips after ``messages``.
 
@@ -274,13 +277,35 @@ def final_text(
     """Return a hard stop's answer: each part in the question's order, joined by a rule.
 
     A settled part is its content verbatim; an unsettled one the tool's ``not_done`` line,
-    else ``not_done_message``; a text said twice is said once; then any closing line.
+    else ``not_done_message``; a malformed call of the turn's last reply is not done, after
+    that reply's calls; a text said twice is said once; then any closing line.
 
     Raises:
         LookupError: If a listed call is not a call of this turn, a call in
             ``answer_from`` has no result, or nothing makes up an answer.
     """
-    parts = scan_turn(messages).parts
+    texts = (retry_budget_message, model_call_limit_message, not_done_message)
+    answer = final_content(decision, messages, *texts)
+    return answer if isinstance(answer, str) else message_text(AIMessage(content=answer))
+
+
+def final_content(
+    decision: Mapping[str, object],
+    messages: Sequence[BaseMessage],
+    retry_budget_message: str = RETRY_BUDGET_MESSAGE,
+    model_call_limit_message: str = MODEL_CALL_LIMIT_MESSAGE,
+    not_done_message: str = NOT_DONE_MESSAGE,
+) -> str | list[str | dict[str, Any]]:
+    """Return :func:`final_text`'s answer, keeping the blocks of a settled part that are not text.
+
+    They (images, files) follow their part's text as the tool gave them, the text in text
+    blocks; with none, the answer is :func:`final_text`'s ``str``. Raises as it does.
+    """
+    turn = messages[turn_start(messages) :]  # the last reply's malformed calls never ran
+    reply = next((m for m in reversed(turn) if isinstance(m, AIMessage)), None)
+    calls = getattr(reply, "invalid_tool_calls", [])
+    bad = [Part(f"\0{n}", str(c.get("name") or ""), None, None, None) for n, c in enumerate(calls)]
+    parts = (*scan_turn(messages).parts, *bad)
     position = {part.call_id: index for index, part in enumerate(parts)}
     answer_from = _ids(decision.get("answer_from"))
     listed = [*answer_from, *_ids(decision.get("unsettled"))]
@@ -288,26 +313,41 @@ def final_text(
         msg = "a call listed in the decision is not a call of this turn"
         raise LookupError(msg)
     lines: list[str] = []
-    for call_id in sorted(dict.fromkeys(listed), key=position.__getitem__):
+    content: list[dict[str, Any]] = []
+    asked = dict.fromkeys([*listed, *(part.call_id for part in bad)])
+    for call_id in sorted(asked, key=position.__getitem__):
         part = parts[position[call_id]]
         if call_id in answer_from and part.message is None:
             msg = "a call listed in answer_from has no ToolMessage this turn"
             raise LookupError(msg)
         if call_id in answer_from and part.message is not None:
-            line = message_text(part.message)
+            line, blocks = message_text(part.message), part.message.content
         else:
             where = f"part {position[call_id] + 1} of {len(parts)}" if len(parts) > 1 else ""
-            line = _not_done(where or "this request", part, not_done_message)
+            line, blocks = _not_done(where or "this request", part, not_done_message), []
         if line not in lines:
-            lines.append(line)
+            _say(content, lines, line)
+        blocks = blocks if isinstance(blocks, list) else []
+        content += [b for b in blocks if isinstance(b, dict) and b.get("type") != "text"]
     closing = {"retry_budget": retry_budget_message, "model_call_limit": model_call_limit_message}
     closing["step_limit"] = model_call_limit_message
     if decision["rule"] in closing:
-        lines.append(closing[str(decision["rule"])])
+        _say(content, lines, closing[str(decision["rule"])])
     if not lines:
         msg = f"a stop on rule {decision['rule']!r} has nothing to answer with"
         raise LookupError(msg)
-    return ANSWER_SEPARATOR.join(lines)
+    if all(block.get("type") == "text" for block in content):
+        return "".join(str(block["text"]) for block in content)
+    return list(content)
+
+
+def _say(content: list[dict[str, Any]], lines: list[str], line: str) -> None:
+    text = (ANSWER_SEPARATOR if lines else "") + line
+    lines.append(line)
+    if content and content[-1].get("type") == "text":  # a tool's text blocks are never kept
+        content[-1]["text"] += text
+    elif text:
+        content.append({"type": "text", "text": text})
 
 
 def _not_done(where: str, part: Part, template: str) -> str:
@@ -315,7 +355,7 @@ def _not_done(where: str, part: Part, template: str) -> str:
     written = verdict.artifact.get(NOT_DONE_FIELD) if verdict and verdict.artifact else None
     if isinstance(written, str) and written.strip():
         return written
-    why = _WHY.get(verdict.rule if verdict else None)
+    why = _MALFORMED if part.call_id[:1] == "\0" else _WHY.get(verdict.rule if verdict else None)
     if why is None:  # an error, maybe another middleware's refusal: the call is named in full
         args = part.args if isinstance(part.args, dict) else {}
         named = ", ".join(f"{key}={value!r}" for key, value in args.items()).replace("`", "'")

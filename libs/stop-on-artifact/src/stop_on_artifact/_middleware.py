@@ -36,7 +36,7 @@ from pydantic import TypeAdapter, ValidationError
 from stop_on_artifact._artifact import STOPPING_REASONS, STRUCTURED_FIELD, Reason, build, contract
 from stop_on_artifact._core import StopCore
 from stop_on_artifact._decision import StopDecision, is_hard_stop, logger
-from stop_on_artifact._record import TurnRecord, starts_turn
+from stop_on_artifact._record import Decision, TurnRecord, starts_turn
 from stop_on_artifact.messages import require_messages
 
 ToolResult = ToolMessage | Command[Any]
@@ -49,7 +49,7 @@ _Finish = Callable[[Any], ModelCallResult[Any]]
 class StopOnArtifactState(AgentState[ResponseT]):
     """``create_agent``'s state with the latest stop decision and the turn's record."""
 
-    stop_decision: NotRequired[StopDecision | None]
+    stop_decision: NotRequired[Decision]  # several in one step: the parent's own decides next
     stop_turn: NotRequired[Annotated[TurnRecord | None, PrivateStateAttr]]
 
 
@@ -76,6 +76,7 @@ class StopOnArtifactMiddleware(
 
     state_schema = StopOnArtifactState  # type: ignore[assignment]
     calls_model_hook = True
+    start_nodes = 1
 
     if not TYPE_CHECKING:  # a type checker sees StopCore's keyword-only, typed signature
 

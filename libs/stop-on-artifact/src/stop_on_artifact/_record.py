@@ -11,7 +11,7 @@ import logging
 import threading
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any, NotRequired
+from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.graph import MessagesState
@@ -37,6 +37,19 @@ class TurnRecord(TypedDict):
     """Transient outcomes counted so far, by call id (in-place included)."""
 
 
+def latest(current: StopDecision | None, new: StopDecision | None) -> StopDecision | None:
+    """Keep the latest decision; several in one step (subagents side by side) never collide.
+
+    deepagents copies a subagent's public state back into the parent, ``stop_decision``
+    included; the parent's own decision after that tool step replaces it.
+    """
+    return new
+
+
+Decision = Annotated[StopDecision | None, latest]
+"""The ``stop_decision`` key's type, with its reducer."""
+
+
 class StopState(MessagesState):
     """A hand-built graph's state: ``messages``, the latest decision and the turn's record.
 
@@ -44,7 +57,7 @@ class StopState(MessagesState):
     :class:`StateSchemaError`.
     """
 
-    stop_decision: NotRequired[StopDecision | None]
+    stop_decision: NotRequired[Decision]
     stop_turn: NotRequired[TurnRecord | None]
 
 

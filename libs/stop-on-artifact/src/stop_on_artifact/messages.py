@@ -218,8 +218,9 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
     transients = {**(record.get("transients") or {}), **counts}
     replies = [m.id for m in turn if isinstance(m, AIMessage)]
     known = list(dict.fromkeys([*(record.get("replies") or []), *filter(None, replies)]))
-    return Turn(
-        parts=_parts(groups, results, verdict),
+    fixed = {c["id"] for m in turn if isinstance(m, AIMessage) for c in m.invalid_tool_calls}
+    return Turn(  # a result create_agent wrote for a malformed call is no part
+        parts=_parts(groups, {i: m for i, m in results.items() if i not in fixed}, verdict),
         step=tuple(verdict(m) for m in step),
         transients=sum(transients.values()),
         in_place=sum(in_place.values()),
