@@ -10,6 +10,7 @@ call another middleware refused named as not done, and the trimmed-turn bugs.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import subprocess
@@ -448,3 +449,49 @@ async def test_subagents_side_by_side_never_crash_the_parent(
     else:  # off, or a subagent answered through its model: the parent's model reads them all
         assert result["messages"][-1].content.startswith("PARENT RELAYS")
         assert_model_calls(result, 2)
+
+
+class Outcome(BaseModel):
+    stop: bool
+    reason: str
+    source: str = "kb"
+
+
+@dataclasses.dataclass
+class OutcomeData:
+    stop: bool
+    reason: str
+
+
+class Opaque:
+    """Names ``stop`` but is no mapping, model or dataclass."""
+
+    stop = True
+    secret = "sk-live-123"
+
+
+@pytest.mark.parametrize(
+    "artifact", [Outcome(stop=True, reason="completed"), OutcomeData(True, "completed")]
+)
+def test_a_model_or_dataclass_artifact_is_read_as_its_fields(artifact: Any) -> None:
+    assert parse_artifact(artifact)["reason"] == "completed"
+    step = [
+        HumanMessage("q"),
+        AIMessage("", tool_calls=[tool_call("lookup", {"query": "q"}, "c1")]),
+        ToolMessage("Refunds: within 30 days.", tool_call_id="c1", artifact=artifact),
+    ]
+    assert decide(step, StopSettings())["rule"] == "completed"
+
+
+def test_an_artifact_naming_stop_that_cannot_be_read_is_named_in_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    step = [
+        HumanMessage("q"),
+        AIMessage("", tool_calls=[tool_call("lookup", {"query": "q"}, "c1")]),
+        ToolMessage("text", tool_call_id="c1", artifact=Opaque()),
+    ]
+    with caplog.at_level(logging.WARNING, logger="stop_on_artifact"):
+        decision = decide(step, StopSettings())
+    assert decision["action"] == "continue"  # read as no artifact: a plain result
+    assert "Opaque" in caplog.text and "sk-live" not in caplog.text
