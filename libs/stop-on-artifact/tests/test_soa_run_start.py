@@ -129,3 +129,13 @@ async def test_a_tool_that_adds_an_image_keeps_the_budgets(
     result = await run(agent, mode, list(ASKED))
     assert result["stop_decision"]["rule"] == rule
     assert len(calls) == expected
+
+
+def test_a_record_whose_anchor_was_trimmed_away_is_still_the_turns() -> None:
+    from stop_on_artifact._record import is_current
+
+    record = {"turn": "p1", "settings": {}}  # the run began after a planner's reply
+    kept = [HumanMessage("q", id="h0"), AIMessage("", id="r1"), ToolMessage("x", tool_call_id="c")]
+    assert is_current(record, kept)  # the planner's reply was trimmed: the rest is this turn
+    later = [*kept, AIMessage("answer", id="a1"), HumanMessage("next", id="h2")]
+    assert not is_current(record, later)  # a new question after it is a new turn

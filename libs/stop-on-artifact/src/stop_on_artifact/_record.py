@@ -92,7 +92,8 @@ def is_current(record: object, messages: Sequence[BaseMessage]) -> bool:
         return False
     turn = record["turn"]
     if not turn.startswith("#") and all(m.id != turn for m in messages):
-        return True  # trimmed away: what is kept is this turn
+        # trimmed away: the rest is this turn, but a question asked since begins the next
+        return not messages or not asks(messages, len(messages) - 1)
     return turn_start(messages, record) >= turn_start(messages) or not messages
 
 
