@@ -274,7 +274,7 @@ def test_only_an_approved_call_that_timed_out_carries_its_approval_to_the_retry(
     by_the_tool = ToolMessage("...", tool_call_id="c1", name="checkout", artifact=forged)
     assert not carried([*issued, by_the_tool])  # an approval only the library may write
     # A new user message starts a new turn: nothing carries over.
-    assert not carried([*issued, timed_out, HumanMessage("again")])
+    assert not carried([*issued, timed_out, AIMessage("Not paid."), HumanMessage("again")])
 
 
 @pytest.mark.parametrize(

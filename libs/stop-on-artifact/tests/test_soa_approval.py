@@ -61,6 +61,7 @@ def test_no_approval_no_keys_and_a_malformed_artifact_does_not_count() -> None:
     # A new user message starts a new turn: the last turn's approval is not this one's.
     messages = [
         *turn([("receipt", {**completed(), **APPROVED})]),
+        AIMessage("Bought."),  # a turn ends in a reply: a user message after a result is a tool's
         *turn([("receipt", completed())]),
     ]
     assert "approval" not in decide(messages, SETTINGS)

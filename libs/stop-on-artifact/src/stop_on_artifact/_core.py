@@ -76,7 +76,6 @@ class StopCore:
     """
 
     calls_model_hook = False  # whether this door calls on_model_call (a router cannot)
-    start_nodes = 0  # nodes a turn's start takes before its first round (the middleware's hook)
 
     def __init__(
         self,
@@ -142,19 +141,20 @@ class StopCore:
         return self.settings.for_run(context) if self.from_context else self.settings
 
     def turn_update(
-        self, messages: Sequence[BaseMessage], context: object = None
+        self, messages: Sequence[BaseMessage], context: object = None, *, begins: bool = False
     ) -> dict[str, Any]:
         """Return a new turn's ``{"stop_decision": None, "stop_turn": ...}``, else ``{}``.
 
-        The record holds the settings ``context`` (None: the running graph's) resolves.
+        A turn begins where a run begins (``begins``) or at a user's question. The record
+        holds the settings ``context`` (None: the running graph's) resolves.
         """
-        if not starts_turn(messages):
+        if not (begins or starts_turn(messages)):
             return {}
         if context is None:
             context, _ = _run_context()
         settings = self.settings_for(context)
         left, (round_, end) = _steps_left(), self.steps()
-        if left is not None and left < (need := round_ + end + self.start_nodes):
+        if left is not None and left < (need := round_ + end + self.start_nodes()):
             logger.warning(
                 "The run's recursion_limit leaves %d steps at this turn's start; one model round "
                 "and a stop need %d here: raise recursion_limit", left, need,
@@ -214,6 +214,10 @@ class StopCore:
     def steps(self, state: Mapping[str, Any] | None = None) -> tuple[int, int]:
         """Return the graph steps one more model round takes, and those a stop then needs."""
         return 2, 1  # agent and tools; then finalize
+
+    def start_nodes(self) -> int:
+        """Return the nodes from a turn's start to its first round (none in the router)."""
+        return 0
 
     def spends_call(self, state: Mapping[str, Any], decision: StopDecision) -> bool:
         """Return whether a hard stop still calls the model (a structured answer)."""

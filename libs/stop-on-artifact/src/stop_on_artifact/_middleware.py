@@ -26,7 +26,7 @@ except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
         "langgraph."
     )
     raise ImportError(msg) from error
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
@@ -36,7 +36,7 @@ from pydantic import TypeAdapter, ValidationError
 from stop_on_artifact._artifact import STOPPING_REASONS, STRUCTURED_FIELD, Reason, build, contract
 from stop_on_artifact._core import StopCore
 from stop_on_artifact._decision import StopDecision, is_hard_stop, logger
-from stop_on_artifact._record import Decision, TurnRecord, starts_turn
+from stop_on_artifact._record import TURN_KEY, Decision, TurnRecord, is_current, starts_turn
 from stop_on_artifact.messages import require_messages
 
 ToolResult = ToolMessage | Command[Any]
@@ -76,7 +76,6 @@ class StopOnArtifactMiddleware(
 
     state_schema = StopOnArtifactState  # type: ignore[assignment]
     calls_model_hook = True
-    start_nodes = 1
 
     if not TYPE_CHECKING:  # a type checker sees StopCore's keyword-only, typed signature
 
@@ -100,16 +99,17 @@ class StopOnArtifactMiddleware(
         """Decide about the tool step that just ran, if any."""
         messages = state.get("messages", [])
         require_messages(messages)
-        if starts_turn(messages):  # a new turn: record its settings; no tool has run yet
+        record = state.get(TURN_KEY)
+        last = next((m for m in reversed(messages) if not isinstance(m, HumanMessage)), None)
+        begins = not isinstance(last, ToolMessage) or not is_current(record, messages)
+        if starts_turn(messages, record) or begins:  # a run begins on any message
             if later := _hooks_after(NODE):
                 msg = (
                     f"{', '.join(later)} runs after {NODE} and would never see a hard stop's "
                     "step: put StopOnArtifactMiddleware last in create_agent's middleware="
                 )
                 raise MiddlewareOrderError(msg)
-            return self.turn_update(messages, runtime.context)
-        if not isinstance(messages[-1], ToolMessage):
-            return None
+            return self.turn_update(messages, runtime.context, begins=True)
         settings = self.turn_settings(state)
         update: dict[str, Any] = self.decide_step(state, [], settings)
         if is_hard_stop(update["stop_decision"], settings) and SCHEMA not in state:
@@ -124,6 +124,11 @@ class StopOnArtifactMiddleware(
     ) -> dict[str, Any] | None:
         """Async twin of :meth:`before_model`."""
         return self.before_model(state, runtime)
+
+    @override
+    def start_nodes(self) -> int:
+        """The stop's ``before_model`` node begins a turn."""
+        return 1
 
     @override
     def steps(self, state: Mapping[str, Any] | None = None) -> tuple[int, int]:

@@ -13,12 +13,13 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Annotated, Any, NotRequired
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage
 from langgraph.graph import MessagesState
 from typing_extensions import TypedDict
 
 from stop_on_artifact._decision import StopDecision
 from stop_on_artifact._settings import StopSettings
+from stop_on_artifact.messages import asks, turn_start
 
 TURN_KEY = "stop_turn"
 logger = logging.getLogger("stop_on_artifact")
@@ -28,7 +29,7 @@ class TurnRecord(TypedDict):
     """What a turn decided when it started, and what its decisions counted since."""
 
     turn: str
-    """The id of the user message that started the turn (``#<position>`` without one)."""
+    """The id of the last message present when the turn began (``#<position>`` without one)."""
     settings: dict[str, Any]
     """The turn's :class:`~stop_on_artifact.StopSettings`, as JSON."""
     replies: NotRequired[list[str]]
@@ -65,34 +66,35 @@ class StateSchemaError(RuntimeError):
     """The graph's state lacks a key the library writes; the message names it and the fix."""
 
 
-def starts_turn(messages: Sequence[BaseMessage]) -> bool:
-    """Return True when ``messages`` end with a user message: the next model call starts a turn."""
-    return bool(messages) and isinstance(messages[-1], HumanMessage)
+def starts_turn(messages: Sequence[BaseMessage], record: object = None) -> bool:
+    """Return True when ``messages`` end with a user's question ``record`` does not name yet.
 
-
-def turn_of(messages: Sequence[BaseMessage]) -> str:
-    """Return the id of the user message that started the current turn."""
-    for position in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[position], HumanMessage):
-            return messages[position].id or f"#{position}"
-    return "#-1"
+    A user message a tool adds after its result, or a summary a middleware writes, is no
+    question: the turn goes on.
+    """
+    if not messages or not asks(messages, len(messages) - 1):
+        return False
+    return not isinstance(record, Mapping) or record.get("turn") != messages[-1].id
 
 
 def new_record(messages: Sequence[BaseMessage], settings: StopSettings) -> TurnRecord:
-    """Return the record of the turn ``messages`` start, under ``settings``."""
-    return {"turn": turn_of(messages), "settings": settings.model_dump(mode="json")}
+    """Return the record of the turn that begins after ``messages`` (its last one's id)."""
+    turn = messages[-1].id if messages and messages[-1].id else f"#{len(messages) - 1}"
+    return {"turn": turn, "settings": settings.model_dump(mode="json")}
 
 
 def is_current(record: object, messages: Sequence[BaseMessage]) -> bool:
-    """Return whether ``record`` names the turn's user message or one no longer in the list.
+    """Return whether ``record`` is this turn's: no user's question came after its start.
 
-    A record naming an earlier user message still in the list is a past turn's.
+    A record naming a message no longer in the list is current (a middleware trimmed it).
     """
     if not isinstance(record, Mapping) or not isinstance(record.get("turn"), str):
         return False
     turn = record["turn"]
-    gone = not turn.startswith("#") and all(m.id != turn for m in messages)
-    return gone or turn == turn_of(messages)
+    if not turn.startswith("#") and all(m.id != turn for m in messages):
+        # trimmed away: the rest is this turn, but a question asked since begins the next
+        return not messages or not asks(messages, len(messages) - 1)
+    return turn_start(messages, record) >= turn_start(messages) or not messages
 
 
 @lru_cache(maxsize=256)

@@ -57,12 +57,31 @@ def tool_calls(message: BaseMessage) -> list[dict[str, Any]]:
     return [dict(call) for call in message.tool_calls] if isinstance(message, AIMessage) else []
 
 
-def turn_start(messages: Sequence[BaseMessage]) -> int:
-    """Return the index just after the last user message (0 when there is none)."""
+def turn_start(messages: Sequence[BaseMessage], record: object = None) -> int:
+    """Return the index where this turn begins.
+
+    With the turn's ``record``: just after the message it names (the last one present when
+    the run began), or 0 once that message is gone. Without: just after the last user
+    message that no tool added after its result and no middleware wrote as a summary.
+    """
+    anchor = record.get("turn") if isinstance(record, Mapping) else None
+    if isinstance(anchor, str) and not anchor.startswith("#"):
+        return next((i + 1 for i, m in enumerate(messages) if m.id == anchor), 0)
     for index in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[index], HumanMessage):
+        if asks(messages, index):
             return index + 1
     return 0
+
+
+def asks(messages: Sequence[BaseMessage], index: int) -> bool:
+    """Return whether ``messages[index]`` is a user's question, not a tool's or a summary."""
+    message = messages[index]
+    if not isinstance(message, HumanMessage):
+        return False
+    if message.additional_kwargs.get("lc_source") == "summarization":
+        return False
+    before = (m for m in reversed(messages[:index]) if not isinstance(m, HumanMessage))
+    return not isinstance(next(before, None), ToolMessage)
 
 
 def latest_tool_step(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
@@ -192,7 +211,7 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
             judged[id(message)] = judge(message)
         return judged[id(message)]
 
-    turn = messages[turn_start(messages) :]
+    turn = messages[turn_start(messages, record) :]
     results: dict[str, ToolMessage] = {}
     groups: list[list[dict[str, Any]]] = []
     last = -1

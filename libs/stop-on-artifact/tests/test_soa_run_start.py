@@ -1,0 +1,141 @@
+"""Issue #54: a turn begins where the run begins, and a user message a tool adds is no new turn.
+
+The agent as a parent graph's node after a planner's ``AIMessage``, after a supervisor's
+handoff, on any history ending in an ``AIMessage``; a tool that hands the model an image as a
+``HumanMessage`` after its ``ToolMessage``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from itertools import count
+from typing import Annotated, Any
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.types import Command
+from soa_graphs import has_middleware
+from stop_on_artifact import completed, transient
+from stop_on_artifact.testing import ScriptedChatModel, forced_tool, tool_call
+
+pytestmark = pytest.mark.skipif(not has_middleware(), reason="needs langchain 1.x")
+modes = pytest.mark.parametrize("mode", ["sync", "async"])
+IMAGE = {"type": "image", "url": "https://example.com/chart.png"}
+
+
+def always_calls(calls: list[int]) -> ScriptedChatModel:
+    """A model that calls the first bound tool on every call, counted in ``calls``."""
+    ids = count()
+
+    def script(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
+        calls.append(1)
+        return AIMessage("", tool_calls=[tool_call(tools[0], {"query": "q"}, f"c{next(ids)}")])
+
+    return ScriptedChatModel(script=script)
+
+
+def agent_of(tools: list[Any], calls: list[int], **settings: Any) -> Any:
+    from langchain.agents import create_agent
+    from stop_on_artifact import StopOnArtifactMiddleware
+
+    middleware = [StopOnArtifactMiddleware(**settings)]
+    return create_agent(always_calls(calls), tools, middleware=middleware)
+
+
+async def run(graph: Any, mode: str, messages: list[Any]) -> dict[str, Any]:
+    state = {"messages": messages}
+    config = {"recursion_limit": 200}
+    if mode == "sync":
+        return dict(graph.invoke(state, config))
+    return dict(await graph.ainvoke(state, config))
+
+
+def planner(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [AIMessage("Plan: look it up, then answer.")]}
+
+
+def handoff(state: MessagesState) -> dict[str, Any]:
+    call = {"name": "transfer_to_researcher", "args": {}, "id": "h1", "type": "tool_call"}
+    done = ToolMessage("Transferred to researcher", tool_call_id="h1")
+    return {"messages": [AIMessage("", tool_calls=[call]), done]}
+
+
+def parent(first: Any, agent: Any) -> Any:
+    graph = StateGraph(MessagesState)
+    graph.add_node("first", first)
+    graph.add_node("agent", agent)
+    graph.add_edge(START, "first")
+    graph.add_edge("first", "agent")
+    return graph.compile()
+
+
+ASKED = [HumanMessage("Find the figure.")]
+SHAPES: dict[str, Callable[[Any], tuple[Any, list[Any]]]] = {
+    "after a planner": lambda agent: (parent(planner, agent), ASKED),
+    "after a handoff": lambda agent: (parent(handoff, agent), ASKED),
+    "on a reply": lambda agent: (agent, [*ASKED, AIMessage("Let me check.")]),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+@modes
+async def test_a_run_that_begins_on_no_user_message_stops(shape: str, mode: str) -> None:
+    calls: list[int] = []
+    graph, messages = SHAPES[shape](agent_of([forced_tool("search", "completed")], calls))
+    result = await run(graph, mode, messages)
+    assert calls == [1]
+    answer = result["messages"][-1]
+    result_text = next(m for m in result["messages"] if isinstance(m, ToolMessage) and m.artifact)
+    assert isinstance(answer, AIMessage) and not answer.tool_calls
+    assert str(result_text.content) in str(answer.content)  # the stop answers, verbatim
+
+
+def with_image(outcome: Any) -> Any:
+    @tool
+    def chart(query: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
+        """Draw a chart."""
+        result = ToolMessage("drawn", artifact=outcome(), tool_call_id=tool_call_id, name="chart")
+        return Command(update={"messages": [result, HumanMessage([IMAGE])]})
+
+    return chart
+
+
+@modes
+async def test_a_completed_tool_that_adds_an_image_stops(mode: str) -> None:
+    calls: list[int] = []
+    agent = agent_of([with_image(lambda: completed())], calls)
+    result = await run(agent, mode, list(ASKED))
+    assert calls == [1]
+    assert result["stop_decision"]["rule"] == "completed"
+    assert "drawn" in str(result["messages"][-1].content)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "settings", "rule", "expected"),
+    [
+        (lambda: None, {"max_model_calls": 4}, "model_call_limit", 4),
+        (lambda: transient(), {"max_retries": 2}, "retry_budget", 3),
+    ],
+    ids=["plain", "transient"],
+)
+@modes
+async def test_a_tool_that_adds_an_image_keeps_the_budgets(
+    outcome: Any, settings: dict[str, int], rule: str, expected: int, mode: str
+) -> None:
+    calls: list[int] = []
+    agent = agent_of([with_image(outcome)], calls, **settings)
+    result = await run(agent, mode, list(ASKED))
+    assert result["stop_decision"]["rule"] == rule
+    assert len(calls) == expected
+
+
+def test_a_record_whose_anchor_was_trimmed_away_is_still_the_turns() -> None:
+    from stop_on_artifact._record import is_current
+
+    record = {"turn": "p1", "settings": {}}  # the run began after a planner's reply
+    kept = [HumanMessage("q", id="h0"), AIMessage("", id="r1"), ToolMessage("x", tool_call_id="c")]
+    assert is_current(record, kept)  # the planner's reply was trimmed: the rest is this turn
+    later = [*kept, AIMessage("answer", id="a1"), HumanMessage("next", id="h2")]
+    assert not is_current(record, later)  # a new question after it is a new turn
