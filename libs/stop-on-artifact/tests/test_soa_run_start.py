@@ -139,3 +139,74 @@ def test_a_record_whose_anchor_was_trimmed_away_is_still_the_turns() -> None:
     assert is_current(record, kept)  # the planner's reply was trimmed: the rest is this turn
     later = [*kept, AIMessage("answer", id="a1"), HumanMessage("next", id="h2")]
     assert not is_current(record, later)  # a new question after it is a new turn
+
+
+# --- a model that reuses call ids (some OpenAI-compatible servers send call_0 every time) ------
+
+
+def reused_ids(tools: Sequence[dict[str, Any]] | None = None) -> ScriptedChatModel:
+    """Call the first tool with ``call_0`` on every reply."""
+
+    def script(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
+        return AIMessage("", tool_calls=[tool_call(tools[0], {"query": "q"}, "call_0")])
+
+    return ScriptedChatModel(script=script)
+
+
+def flaky_then_fine() -> Any:
+    """Transient on its first call of each question, then completed."""
+    seen: list[int] = []
+
+    @tool(response_format="content_and_artifact")
+    def flaky(query: str) -> tuple[str, dict[str, Any]]:
+        """Look it up."""
+        seen.append(1)
+        if len(seen) % 2:
+            return "Busy.", transient()
+        return "Refunds: within 30 days.", completed()
+
+    return flaky
+
+
+@modes
+async def test_a_retry_that_reuses_the_call_id_answers_with_its_own_result(mode: str) -> None:
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+    from stop_on_artifact import StopOnArtifactMiddleware
+
+    agent = create_agent(
+        reused_ids(),
+        [flaky_then_fine()],
+        middleware=[StopOnArtifactMiddleware()],
+        checkpointer=InMemorySaver(),
+    )
+    config: Any = {"configurable": {"thread_id": f"reuse-{mode}"}}
+    for question in ("Refunds?", "Refunds again?"):  # across turns too: call_0 every time
+        state: Any = {"messages": [HumanMessage(question)]}
+        if mode == "async":
+            result = await agent.ainvoke(state, config)
+        else:
+            result = agent.invoke(state, config)
+        assert result["stop_decision"]["rule"] == "completed"
+        assert result["messages"][-1].content == "Refunds: within 30 days."  # never "Not done"
+
+
+@modes
+async def test_transients_under_one_reused_id_are_counted_per_reply(mode: str) -> None:
+    calls: list[int] = []
+
+    def script(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
+        calls.append(1)
+        return AIMessage("", tool_calls=[tool_call(tools[0], {"query": "q"}, "call_0")])
+
+    from langchain.agents import create_agent
+    from stop_on_artifact import StopOnArtifactMiddleware
+
+    agent = create_agent(
+        ScriptedChatModel(script=script),
+        [forced_tool("search", "transient")],
+        middleware=[StopOnArtifactMiddleware(max_retries=2, max_model_calls=20)],
+    )
+    result = await run(agent, mode, [HumanMessage("q")])
+    assert result["stop_decision"]["rule"] == "retry_budget"
+    assert len(calls) == 3  # three transients under one id: the budget of two is spent

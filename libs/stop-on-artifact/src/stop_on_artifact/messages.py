@@ -212,17 +212,21 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
         return judged[id(message)]
 
     turn = messages[turn_start(messages, record) :]
-    results: dict[str, ToolMessage] = {}
+    results: dict[tuple[int, str], ToolMessage] = {}  # by (issuing reply, call id): ids recur
+    issuer: dict[str, int] = {}  # each call id's latest issuing reply, by its group
     groups: list[list[dict[str, Any]]] = []
     last = -1
     approvals: list[tuple[str, str, str | None]] = []
     for index, message in enumerate(turn):
         calls = tool_calls(message)
         if calls:
+            issuer.update((str(call.get("id") or ""), len(groups)) for call in calls)
             groups.append(calls)
             last = index
         if isinstance(message, ToolMessage):
-            results.setdefault(message.tool_call_id, message)
+            results.setdefault(
+                (issuer.get(message.tool_call_id, -1), message.tool_call_id), message
+            )
             artifact = verdict(message).artifact or {}
             if isinstance(artifact.get("approval"), str):
                 policy = artifact.get("policy")
@@ -231,15 +235,19 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
     step = _in_call_order(groups[-1], turn[last + 1 :]) if groups else []
     valid = [verdict(m) for m in results.values() if verdict(m).artifact is not None]
     record = record or {}  # a call's outcomes by its id: it survives its reply's removal
-    ids = {v.message.tool_call_id: v for v in valid}
-    in_place = {i: in_place_retries(v.message) for i, v in ids.items()}
-    counts = {i: (v.reason == "transient") + in_place[i] for i, v in ids.items()}
-    transients = {**(record.get("transients") or {}), **counts}
+    in_place: dict[str, int] = {}
+    counts: dict[str, int] = {}  # per call id, over every reply that issued it
+    for v in valid:
+        i, more = v.message.tool_call_id, in_place_retries(v.message)
+        in_place[i] = in_place.get(i, 0) + more
+        counts[i] = counts.get(i, 0) + (v.reason == "transient") + more
+    earlier = record.get("transients") or {}
+    transients = {**earlier, **{i: max(n, earlier.get(i, 0)) for i, n in counts.items()}}
     replies = [m.id for m in turn if isinstance(m, AIMessage)]
     known = list(dict.fromkeys([*(record.get("replies") or []), *filter(None, replies)]))
     fixed = {c["id"] for m in turn if isinstance(m, AIMessage) for c in m.invalid_tool_calls}
     return Turn(  # a result create_agent wrote for a malformed call is no part
-        parts=_parts(groups, {i: m for i, m in results.items() if i not in fixed}, verdict),
+        parts=_parts(groups, {k: m for k, m in results.items() if k[1] not in fixed}, verdict),
         step=tuple(verdict(m) for m in step),
         transients=sum(transients.values()),
         in_place=sum(in_place.values()),
@@ -262,7 +270,7 @@ def _in_call_order(
 
 def _parts(
     groups: Sequence[Sequence[dict[str, Any]]],
-    results: dict[str, ToolMessage],
+    results: dict[tuple[int, str], ToolMessage],
     verdict: Any,
 ) -> tuple[Part, ...]:
     """Group the turn's calls into parts, in the order the model first asked for them.
@@ -272,14 +280,14 @@ def _parts(
     """
     parts: list[Part] = []
     waiting: dict[str, list[int]] = {}  # each tool's unsettled parts: the turn read in one pass
-    seen: set[str] = set()
-    for group in groups:
+    seen: set[tuple[int, str]] = set()
+    for number, group in enumerate(groups):
         calls: list[Part] = []
         for call in group:
             call_id = str(call.get("id") or "")
-            if call_id not in seen:
-                seen.add(call_id)
-                result = results.get(call_id)
+            if (number, call_id) not in seen:
+                seen.add((number, call_id))
+                result = results.get((number, call_id))
                 judged = verdict(result) if result is not None else None
                 name = str(call.get("name", ""))
                 calls.append(Part(call_id, name, call.get("args"), result, judged))
@@ -290,7 +298,7 @@ def _parts(
             if not (part.settled or part.plain):
                 waiting.setdefault(part.name, []).append(place)
     parts += [
-        Part(i, m.name or "", None, m, verdict(m)) for i, m in results.items() if i not in seen
+        Part(k[1], m.name or "", None, m, verdict(m)) for k, m in results.items() if k not in seen
     ]
     return tuple(part for part in parts if not part.plain)
 
