@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, ToolMessage, convert_to_messages
 from langchain_core.runnables import RunnableLambda
@@ -28,6 +29,19 @@ def has_middleware() -> bool:
     except ImportError:
         return False
     return True
+
+
+needs_langchain = pytest.mark.skipif(not has_middleware(), reason="needs langchain 1.x")
+modes = pytest.mark.parametrize("mode", ["sync", "async"])
+CLOSING = "I could not finish this request within the allowed number of steps"
+"""How the model-call cap's and the step limit's closing line begins."""
+
+
+async def invoke(agent: Any, inputs: Any, mode: str, config: dict[str, Any] | None = None) -> Any:
+    """Run a compiled graph with ``invoke`` (``mode="sync"``) or ``ainvoke``."""
+    if mode == "async":
+        return await agent.ainvoke(inputs, config)
+    return agent.invoke(inputs, config)
 
 
 class State(StopState):

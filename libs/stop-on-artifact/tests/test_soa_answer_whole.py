@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
-from soa_graphs import build, user
+from soa_graphs import build, modes, user
 from stop_on_artifact import StopSettings, completed, decide, final_text, transient
 from stop_on_artifact._decision import final_content
 from stop_on_artifact.testing import (
@@ -32,7 +32,6 @@ from stop_on_artifact.testing import (
     tool_call,
 )
 
-modes = pytest.mark.parametrize("mode", ["sync", "async"])
 IMAGE = {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"}
 IMAGE_URL = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
 FILE = {"type": "file", "base64": "JVBERi0=", "mime_type": "application/pdf"}

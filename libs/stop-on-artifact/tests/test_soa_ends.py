@@ -28,7 +28,8 @@ from langchain_core.messages import (
 )
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
-from soa_graphs import build, deep, has_middleware, user
+from soa_graphs import CLOSING, build, deep, modes, needs_langchain, user
+from soa_graphs import invoke as run
 from stop_on_artifact import (
     InvalidArtifactError,
     StopSettings,
@@ -50,19 +51,6 @@ from stop_on_artifact.testing import (
     model_calls,
     tool_call,
 )
-
-needs_langchain = pytest.mark.skipif(not has_middleware(), reason="needs langchain 1.x")
-CLOSING = "I could not finish this request within the allowed number of steps"
-
-
-async def run(agent: Any, inputs: Any, mode: str, config: dict[str, Any] | None = None) -> Any:
-    if mode == "async":
-        return await agent.ainvoke(inputs, config)
-    return agent.invoke(inputs, config)
-
-
-modes = pytest.mark.parametrize("mode", ["sync", "async"])
-
 
 # --- 1. a stop and response_format ----------------------------------------------------------
 

@@ -16,12 +16,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import Command
-from soa_graphs import has_middleware
+from soa_graphs import invoke, modes, needs_langchain
 from stop_on_artifact import completed, transient
 from stop_on_artifact.testing import ScriptedChatModel, forced_tool, tool_call
 
-pytestmark = pytest.mark.skipif(not has_middleware(), reason="needs langchain 1.x")
-modes = pytest.mark.parametrize("mode", ["sync", "async"])
+pytestmark = needs_langchain
 IMAGE = {"type": "image", "url": "https://example.com/chart.png"}
 
 
@@ -45,11 +44,7 @@ def agent_of(tools: list[Any], calls: list[int], **settings: Any) -> Any:
 
 
 async def run(graph: Any, mode: str, messages: list[Any]) -> dict[str, Any]:
-    state = {"messages": messages}
-    config = {"recursion_limit": 200}
-    if mode == "sync":
-        return dict(graph.invoke(state, config))
-    return dict(await graph.ainvoke(state, config))
+    return dict(await invoke(graph, {"messages": messages}, mode, {"recursion_limit": 200}))
 
 
 def planner(state: MessagesState) -> dict[str, Any]:

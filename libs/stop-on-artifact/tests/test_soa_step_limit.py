@@ -22,7 +22,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
-from soa_graphs import build, has_middleware, user
+from soa_graphs import CLOSING, build, invoke, modes, needs_langchain, user
 from stop_on_artifact.testing import (
     MODEL_CALL_LIMIT_MESSAGE,
     RETRY_BUDGET_MESSAGE,
@@ -33,12 +33,9 @@ from stop_on_artifact.testing import (
     model_calls,
 )
 
-needs_langchain = pytest.mark.skipif(not has_middleware(), reason="needs langchain 1.x")
-CLOSING = "I could not finish this request within the allowed number of steps"
 CLOSING_OF = {"retry_budget": RETRY_BUDGET_MESSAGE, "model_call_limit": MODEL_CALL_LIMIT_MESSAGE}
 CLOSING_OF["step_limit"] = MODEL_CALL_LIMIT_MESSAGE  # the same closing line, named in the log
 GENEROUS = {"max_retries": 50, "max_model_calls": 50}
-modes = pytest.mark.parametrize("mode", ["sync", "async"])
 
 # stack: (offset, loop, end), measured on langchain 1.5.2, langgraph 1.2.24, deepagents 0.7
 SHAPES = {
@@ -126,9 +123,7 @@ async def run(agent: Any, mode: str, limit: int, thread: str | None = None) -> A
     config: dict[str, Any] = {"recursion_limit": limit}
     if thread is not None:
         config["configurable"] = {"thread_id": thread}
-    if mode == "async":
-        return await agent.ainvoke(user("Refunds?"), config)
-    return agent.invoke(user("Refunds?"), config)
+    return await invoke(agent, user("Refunds?"), mode, config)
 
 
 def assert_ended(result: Any, rule: str, calls: int) -> None:

@@ -40,6 +40,7 @@ MARK = "stop_on_artifact"
 """The ``ToolMessage.response_metadata`` key naming the library fields it added."""
 
 _SCALAR = (str, int, float, bool, type(None))
+_TOLD: set[str] = set()  # artifact types already named in a warning
 
 
 class InvalidArtifactError(ValueError):
@@ -173,11 +174,13 @@ def contract(artifact: object) -> object:
         fields := dump(), dict
     ):
         return fields
-    logging.getLogger("stop_on_artifact").warning(
-        "an artifact of type %s names stop or reason but is neither a dict, a pydantic model "
-        "nor a dataclass: read as no artifact",
-        type(artifact).__name__,
-    )
+    if (kind := type(artifact).__name__) not in _TOLD:  # once per type: a turn reads it often
+        _TOLD.add(kind)
+        logging.getLogger("stop_on_artifact").warning(
+            "an artifact of type %s names stop or reason but is neither a dict, a pydantic "
+            "model nor a dataclass: read as no artifact",
+            kind,
+        )
     return None
 
 

@@ -186,8 +186,13 @@ class StopCore:
 
     def decide_step(
         self, state: Mapping[str, Any], new: Sequence[BaseMessage], settings: StopSettings
-    ) -> dict[str, Any]:
-        """Decide, stream and hook the step ``new`` ends; return it and the record's counts."""
+    ) -> tuple[dict[str, Any], str | list[str | dict[str, Any]] | None]:
+        """Decide, stream and hook the step ``new`` ends.
+
+        Returns:
+            The decision and the record's counts as a state update, and a hard stop's answer
+            (None otherwise), written once for its saving and for the caller.
+        """
         messages = [*(state.get("messages") or []), *new]
         record = state.get(TURN_KEY) or {}
         turn = scan_turn(messages, record)
@@ -197,19 +202,19 @@ class StopCore:
             logger.warning("The run's recursion_limit ended the turn (rule 'step_limit') before "
                 "max_model_calls=%d: raise recursion_limit or lower max_model_calls",
                 settings.max_model_calls)  # fmt: skip
-        if is_hard_stop(decision, settings):
+        answer = self.answer(decision, messages) if is_hard_stop(decision, settings) else None
+        if answer is not None and self.spends_call(state, decision):
+            decision["saved"] = {"model_calls": 0, "input_tokens": 0, "output_tokens": 0}
+        elif answer is not None:
             spent = decision["rule"] in ("retry_budget", "model_call_limit", "step_limit")
             retried = [] if spent else decision["unsettled"]  # a spent bound: nothing to retry
-            answer = self.answer(decision, messages)
             decision["saved"] = estimate_saving(messages, answer, retried)
-            if self.spends_call(state, decision):
-                decision["saved"] = {"model_calls": 0, "input_tokens": 0, "output_tokens": 0}
         _write({"stop_decision": dict(decision)})
         named = (decision["action"], decision["rule"], decision["tool"])
         logger.info("stop decision: action=%s rule=%s tool=%s", *named)
         if self.on_decision is not None:
             self.on_decision(decision, messages)
-        return {"stop_decision": decision, TURN_KEY: {**record, **turn.counted}}
+        return {"stop_decision": decision, TURN_KEY: {**record, **turn.counted}}, answer
 
     def steps(self, state: Mapping[str, Any] | None = None) -> tuple[int, int]:
         """Return the graph steps one more model round takes, and those a stop then needs."""

@@ -111,10 +111,9 @@ class StopOnArtifactMiddleware(
                 raise MiddlewareOrderError(msg)
             return self.turn_update(messages, runtime.context, begins=True)
         settings = self.turn_settings(state)
-        update: dict[str, Any] = self.decide_step(state, [], settings)
-        if is_hard_stop(update["stop_decision"], settings) and SCHEMA not in state:
-            answer = AIMessage(content=self.answer(update["stop_decision"], messages))
-            return {**update, "jump_to": "end", "messages": [answer]}
+        update, answer = self.decide_step(state, [], settings)
+        if answer is not None and SCHEMA not in state:
+            return {**update, "jump_to": "end", "messages": [AIMessage(content=answer)]}
         return update  # with a response_format, the model node answers in its schema
 
     @hook_config(can_jump_to=["end"])

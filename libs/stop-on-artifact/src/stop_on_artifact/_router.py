@@ -44,7 +44,8 @@ class StopRouter(StopCore):
                 "router.after_tools(state, new_messages)"
             )
             raise TypeError(msg)
-        return self.decide_step(state, new, self.turn_settings(state))
+        update, _ = self.decide_step(state, new, self.turn_settings(state))
+        return update
 
     def is_hard(self, state: Mapping[str, Any]) -> bool:
         """Return whether the state's latest decision ends the run without the model."""

@@ -80,8 +80,10 @@ def asks(messages: Sequence[BaseMessage], index: int) -> bool:
         return False
     if message.additional_kwargs.get("lc_source") == "summarization":
         return False
-    before = (m for m in reversed(messages[:index]) if not isinstance(m, HumanMessage))
-    return not isinstance(next(before, None), ToolMessage)
+    for before in range(index - 1, -1, -1):  # the message before any run of user messages
+        if not isinstance(messages[before], HumanMessage):
+            return not isinstance(messages[before], ToolMessage)
+    return True
 
 
 def latest_tool_step(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
