@@ -92,7 +92,7 @@ def build_legacy(
         # A new turn clears the last turn's decision; the polish call gets no tools.
         update: dict[str, Any] = {
             **turn_context_update(messages, context),
-            **router.turn_update(messages, context),
+            **router.turn_update(state, context),
         }
         decision = update.get("stop_decision", state.get("stop_decision"))
         runnable = router.bind_model(load_model(context.model), tools, state)

@@ -7,14 +7,17 @@ functional-API quickstart with the same router calls, keeping the graph's state 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, Literal
 
 import pytest
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, ToolMessage, convert_to_messages
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage, convert_to_messages
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool
+from langgraph.config import get_config
 from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -65,12 +68,12 @@ def hand_built(
     def agent_sync(state: State) -> dict[str, Any]:
         messages = state["messages"]
         reply = router.bind_model(model, tools, state).invoke(messages)
-        return {"messages": [reply], **router.turn_update(messages)}
+        return {"messages": [reply], **router.turn_update(state)}
 
     async def agent_async(state: State) -> dict[str, Any]:
         messages = state["messages"]
         reply = await router.bind_model(model, tools, state).ainvoke(messages)
-        return {"messages": [reply], **router.turn_update(messages)}
+        return {"messages": [reply], **router.turn_update(state)}
 
     def tools_sync(state: State) -> dict[str, Any]:
         new = run_tools.invoke(state)["messages"]
@@ -89,6 +92,69 @@ def hand_built(
     builder = StateGraph(State, context_schema=context_schema)
     builder.add_node("agent", agent)
     builder.add_node("tools", tools_node)
+    builder.add_node("finalize", router.finalize)
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
+    builder.add_conditional_edges("tools", route, {"agent": "agent", "finalize": "finalize"})
+    builder.add_edge("finalize", END)
+    return builder.compile(checkpointer=checkpointer)
+
+
+def step_calls(state: StopState) -> list[ToolCall]:
+    """Return the calls of the model reply the tools node answers."""
+    issued = state["messages"][-1]
+    assert isinstance(issued, AIMessage)
+    return issued.tool_calls
+
+
+def retrying_graph(
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    router: StopRouter,
+    *,
+    checkpointer: Any = None,
+) -> Any:
+    """The README's hand-built graph whose tools node retries each call in place.
+
+    Each call of the step runs on its own through ``router.run_tool`` (one after the other)
+    or ``router.arun_tool`` (all at once), as a graph with ``retry_in_place`` does.
+    """
+    node = ToolNode(list(tools), handle_tool_errors=True)
+
+    def agent_sync(state: StopState) -> dict[str, Any]:
+        reply = router.bind_model(model, tools, state).invoke(state["messages"])
+        return {"messages": [reply], **router.turn_update(state)}
+
+    async def agent_async(state: StopState) -> dict[str, Any]:
+        reply = await router.bind_model(model, tools, state).ainvoke(state["messages"])
+        return {"messages": [reply], **router.turn_update(state)}
+
+    def one(state: StopState, call: ToolCall) -> dict[str, Any]:
+        return {"messages": [state["messages"][-1].model_copy(update={"tool_calls": [call]})]}
+
+    def tools_sync(state: StopState) -> dict[str, Any]:
+        def call_once(call: ToolCall) -> ToolMessage:
+            [message] = node.invoke(one(state, call), get_config())["messages"]
+            return message  # type: ignore[no-any-return]
+
+        new = [router.run_tool(partial(call_once, c), state) for c in step_calls(state)]
+        return {"messages": new, **router.after_tools(state, new)}
+
+    async def tools_async(state: StopState) -> dict[str, Any]:
+        async def call_once(call: ToolCall) -> ToolMessage:
+            [message] = (await node.ainvoke(one(state, call), get_config()))["messages"]
+            return message  # type: ignore[no-any-return]
+
+        runs = (router.arun_tool(partial(call_once, c), state) for c in step_calls(state))
+        new = list(await asyncio.gather(*runs))
+        return {"messages": new, **router.after_tools(state, new)}
+
+    def route(state: StopState) -> Literal["agent", "finalize"]:
+        return router.route_after_tools(state)
+
+    builder = StateGraph(StopState)
+    builder.add_node("agent", RunnableLambda(agent_sync, afunc=agent_async, name="agent"))
+    builder.add_node("tools", RunnableLambda(tools_sync, afunc=tools_async, name="tools"))
     builder.add_node("finalize", router.finalize)
     builder.add_edge(START, "agent")
     builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
@@ -116,7 +182,7 @@ def functional(
     def call_model(state: dict[str, Any]) -> dict[str, Any]:
         messages = state["messages"]
         reply = router.bind_model(model, tools, state).invoke(messages)
-        return {"messages": [reply], **router.turn_update(messages)}
+        return {"messages": [reply], **router.turn_update(state)}
 
     @task
     def call_tools(state: dict[str, Any]) -> dict[str, Any]:

@@ -121,7 +121,7 @@ def hand_built(
         reply = router.bind_model(chat, tools, state).invoke(messages)
         return {
             "messages": [reply],
-            **router.turn_update(messages),
+            **router.turn_update(state),
             **gate.record(reply, messages, runtime.context),
         }
 

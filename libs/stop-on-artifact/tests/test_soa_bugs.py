@@ -34,7 +34,6 @@ import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -50,7 +49,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
-from soa_graphs import build, has_middleware, user, with_middleware
+from soa_graphs import build, has_middleware, retrying_graph, user, with_middleware
 from soa_policy_graphs import Shop
 from soa_policy_graphs import build as build_shop
 from stop_on_artifact import (
@@ -106,63 +105,6 @@ def run(graph: Any, mode: str, inputs: Any, config: Any = None, **kwargs: Any) -
 
 def tool_messages(result: dict[str, Any]) -> list[ToolMessage]:
     return [m for m in result["messages"] if isinstance(m, ToolMessage)]
-
-
-def step_calls(state: StopState) -> list[ToolCall]:
-    """Return the calls of the model reply the tools node answers."""
-    issued = state["messages"][-1]
-    assert isinstance(issued, AIMessage)
-    return issued.tool_calls
-
-
-def retrying_graph(model: BaseChatModel, tools: Sequence[BaseTool], router: StopRouter) -> Any:
-    """The README's hand-built graph whose tools node retries each call in place.
-
-    Each call of the step runs on its own through ``router.run_tool`` (one after the other)
-    or ``router.arun_tool`` (all at once), as a graph with ``retry_in_place`` does.
-    """
-    node = ToolNode(list(tools), handle_tool_errors=True)
-
-    def agent_sync(state: StopState) -> dict[str, Any]:
-        reply = router.bind_model(model, tools, state).invoke(state["messages"])
-        return {"messages": [reply], **router.turn_update(state["messages"])}
-
-    async def agent_async(state: StopState) -> dict[str, Any]:
-        reply = await router.bind_model(model, tools, state).ainvoke(state["messages"])
-        return {"messages": [reply], **router.turn_update(state["messages"])}
-
-    def one(state: StopState, call: ToolCall) -> dict[str, Any]:
-        return {"messages": [state["messages"][-1].model_copy(update={"tool_calls": [call]})]}
-
-    def tools_sync(state: StopState) -> dict[str, Any]:
-        def call_once(call: ToolCall) -> ToolMessage:
-            [message] = node.invoke(one(state, call), get_config())["messages"]
-            return message  # type: ignore[no-any-return]
-
-        new = [router.run_tool(partial(call_once, c), state) for c in step_calls(state)]
-        return {"messages": new, **router.after_tools(state, new)}
-
-    async def tools_async(state: StopState) -> dict[str, Any]:
-        async def call_once(call: ToolCall) -> ToolMessage:
-            [message] = (await node.ainvoke(one(state, call), get_config()))["messages"]
-            return message  # type: ignore[no-any-return]
-
-        runs = (router.arun_tool(partial(call_once, c), state) for c in step_calls(state))
-        new = list(await asyncio.gather(*runs))
-        return {"messages": new, **router.after_tools(state, new)}
-
-    def route(state: StopState) -> Literal["agent", "finalize"]:
-        return router.route_after_tools(state)
-
-    builder = StateGraph(StopState)
-    builder.add_node("agent", RunnableLambda(agent_sync, afunc=agent_async, name="agent"))
-    builder.add_node("tools", RunnableLambda(tools_sync, afunc=tools_async, name="tools"))
-    builder.add_node("finalize", router.finalize)
-    builder.add_edge(START, "agent")
-    builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
-    builder.add_conditional_edges("tools", route, {"agent": "agent", "finalize": "finalize"})
-    builder.add_edge("finalize", END)
-    return builder.compile()
 
 
 def retrying_agent(kind: str, model: BaseChatModel, tools: Sequence[BaseTool], **kw: Any) -> Any:

@@ -13,11 +13,11 @@ from stop_on_artifact._settings import MAX_DELAY
 from stop_on_artifact.messages import IN_PLACE_FIELD, in_place_retries
 
 
-def budget(retries: int) -> Callable[[], bool]:
+def budget(retries: int) -> Callable[[object], bool]:
     """A shared in-place budget of ``retries`` retries, as the core hands one out."""
     left = [retries]
 
-    def take() -> bool:
+    def take(_result: object) -> bool:
         left[0] -= 1
         return left[0] >= 0
 

@@ -16,11 +16,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import Command
-from soa_graphs import invoke, modes, needs_langchain
-from stop_on_artifact import completed, transient
+from soa_graphs import hand_built, invoke, modes, needs_langchain
+from stop_on_artifact import StopRouter, completed, transient
 from stop_on_artifact.testing import ScriptedChatModel, forced_tool, tool_call
 
-pytestmark = needs_langchain
 IMAGE = {"type": "image", "url": "https://example.com/chart.png"}
 
 
@@ -74,11 +73,17 @@ SHAPES: dict[str, Callable[[Any], tuple[Any, list[Any]]]] = {
 }
 
 
+@pytest.mark.parametrize("kind", ["router", pytest.param("middleware", marks=needs_langchain)])
 @pytest.mark.parametrize("shape", list(SHAPES))
 @modes
-async def test_a_run_that_begins_on_no_user_message_stops(shape: str, mode: str) -> None:
+async def test_a_run_that_begins_on_no_user_message_stops(kind: str, shape: str, mode: str) -> None:
     calls: list[int] = []
-    graph, messages = SHAPES[shape](agent_of([forced_tool("search", "completed")], calls))
+    tools = [forced_tool("search", "completed")]
+    if kind == "router":
+        agent = hand_built(always_calls(calls), tools, StopRouter())
+    else:
+        agent = agent_of(tools, calls)
+    graph, messages = SHAPES[shape](agent)
     result = await run(graph, mode, messages)
     assert calls == [1]
     answer = result["messages"][-1]
@@ -97,6 +102,7 @@ def with_image(outcome: Any) -> Any:
     return chart
 
 
+@needs_langchain
 @modes
 async def test_a_completed_tool_that_adds_an_image_stops(mode: str) -> None:
     calls: list[int] = []
@@ -107,6 +113,7 @@ async def test_a_completed_tool_that_adds_an_image_stops(mode: str) -> None:
     assert "drawn" in str(result["messages"][-1].content)
 
 
+@needs_langchain
 @pytest.mark.parametrize(
     ("outcome", "settings", "rule", "expected"),
     [
@@ -163,6 +170,7 @@ def flaky_then_fine() -> Any:
     return flaky
 
 
+@needs_langchain
 @modes
 async def test_a_retry_that_reuses_the_call_id_answers_with_its_own_result(mode: str) -> None:
     from langchain.agents import create_agent
@@ -186,6 +194,7 @@ async def test_a_retry_that_reuses_the_call_id_answers_with_its_own_result(mode:
         assert result["messages"][-1].content == "Refunds: within 30 days."  # never "Not done"
 
 
+@needs_langchain
 @modes
 async def test_transients_under_one_reused_id_are_counted_per_reply(mode: str) -> None:
     calls: list[int] = []
@@ -205,3 +214,27 @@ async def test_transients_under_one_reused_id_are_counted_per_reply(mode: str) -
     result = await run(agent, mode, [HumanMessage("q")])
     assert result["stop_decision"]["rule"] == "retry_budget"
     assert len(calls) == 3  # three transients under one id: the budget of two is spent
+
+
+def two_calls(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
+    """Call both bound tools in one reply."""
+    calls = [tool_call(t, {"query": "q"}, f"c{n}") for n, t in enumerate(tools)]
+    return AIMessage("", tool_calls=calls)
+
+
+@pytest.mark.parametrize("kind", ["router", pytest.param("middleware", marks=needs_langchain)])
+@modes
+async def test_after_a_handoff_the_parts_are_this_runs_own(kind: str, mode: str) -> None:
+    tools = [forced_tool("search", "completed"), forced_tool("lookup", "transient")]
+    model = ScriptedChatModel(script=two_calls)
+    if kind == "router":
+        agent = hand_built(model, tools, StopRouter(parallel_policy="any"))
+    else:
+        from langchain.agents import create_agent
+        from stop_on_artifact import StopOnArtifactMiddleware
+
+        stop = StopOnArtifactMiddleware(parallel_policy="any")
+        agent = create_agent(model, tools, middleware=[stop])
+    result = await run(parent(handoff, agent), mode, list(ASKED))
+    answer = str(result["messages"][-1].content)
+    assert "part 2 of 2" in answer and "of 3" not in answer  # the handoff is no part of it

@@ -24,7 +24,13 @@ from stop_on_artifact._decision import (
     is_hard_stop,
     logger,
 )
-from stop_on_artifact._record import TURN_KEY, new_record, recorded_settings, starts_turn
+from stop_on_artifact._record import (
+    TURN_KEY,
+    new_record,
+    opens_turn,
+    recorded_settings,
+    starts_turn,
+)
 from stop_on_artifact._retry import aretry_in_place, retry_in_place
 from stop_on_artifact._settings import (
     ParallelPolicy,
@@ -34,10 +40,11 @@ from stop_on_artifact._settings import (
     named_settings,
     settings_from_arguments,
 )
-from stop_on_artifact.messages import scan_turn
+from stop_on_artifact.messages import Turn, scan_turn
 
 ToolT = TypeVar("ToolT")
-_BUDGETS: OrderedDict[tuple[int, object, object], list[int]] = OrderedDict()  # per step
+_Budget = tuple[int, dict[str, int]]  # retries the step may take; those granted per call
+_BUDGETS: OrderedDict[tuple[int, object], _Budget] = OrderedDict()  # per step execution
 _LOCK = threading.Lock()  # a step's parallel calls take from one budget
 DecisionHook = Callable[[StopDecision, Sequence[BaseMessage]], None]
 """Called with each decision and the messages it was made from (tracing, metrics)."""
@@ -141,13 +148,24 @@ class StopCore:
         return self.settings.for_run(context) if self.from_context else self.settings
 
     def turn_update(
-        self, messages: Sequence[BaseMessage], context: object = None, *, begins: bool = False
+        self,
+        state: Mapping[str, Any] | Sequence[BaseMessage],
+        context: object = None,
+        *,
+        begins: bool = False,
     ) -> dict[str, Any]:
         """Return a new turn's ``{"stop_decision": None, "stop_turn": ...}``, else ``{}``.
 
-        A turn begins where a run begins (``begins``) or at a user's question. The record
-        holds the settings ``context`` (None: the running graph's) resolves.
+        A turn begins at a user's question, and where a run begins: given the graph's
+        ``state``, at a model call that follows no tool step of the turn (a planner's or a
+        supervisor's reply); given ``begins``, here. The record holds the settings
+        ``context`` (None: the running graph's) resolves.
         """
+        messages: Sequence[BaseMessage] = (
+            (state.get("messages") or []) if isinstance(state, Mapping) else state
+        )
+        if isinstance(state, Mapping):  # a run's first model call begins a turn too
+            begins = begins or opens_turn(messages, state.get(TURN_KEY))
         if not (begins or starts_turn(messages)):
             return {}
         if context is None:
@@ -202,7 +220,7 @@ class StopCore:
             logger.warning("The run's recursion_limit ended the turn (rule 'step_limit') before "
                 "max_model_calls=%d: raise recursion_limit or lower max_model_calls",
                 settings.max_model_calls)  # fmt: skip
-        answer = self.answer(decision, messages) if is_hard_stop(decision, settings) else None
+        answer = self.answer(decision, messages, turn) if is_hard_stop(decision, settings) else None
         if answer is not None and self.spends_call(state, decision):
             decision["saved"] = {"model_calls": 0, "input_tokens": 0, "output_tokens": 0}
         elif answer is not None:
@@ -229,10 +247,10 @@ class StopCore:
         return False
 
     def answer(
-        self, decision: StopDecision, messages: Sequence[BaseMessage]
+        self, decision: StopDecision, messages: Sequence[BaseMessage], turn: Turn | None = None
     ) -> str | list[str | dict[str, Any]]:
         """Return a hard stop's answer in these texts, blocks kept (``final_content``)."""
-        return final_content(decision, messages, **self.texts)
+        return final_content(decision, messages, **self.texts, turn=turn)
 
     @staticmethod
     def polishing(state: Mapping[str, Any]) -> bool:
@@ -247,23 +265,37 @@ class StopCore:
         settings = self.turn_settings(state)
         return _retries_left(settings, state) if settings.retry_in_place else 0
 
-    def _take(self, state: Mapping[str, Any], settings: StopSettings) -> Callable[[], bool]:
-        """Return what takes one retry from the budget the step's parallel calls share."""
+    def _take(self, state: Mapping[str, Any], settings: StopSettings) -> Callable[[object], bool]:
+        """Return what takes one retry from the budget the step's parallel calls share.
+
+        The budget belongs to one execution of the step (LangGraph names it by its input
+        checkpoint): a fork is a new one; a resume re-runs it, and the retries its calls
+        were granted are granted again (per task and call id) without taking twice.
+        """
         messages = state.get("messages") or []
         issued = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-        key = (id(self), (state.get(TURN_KEY) or {}).get("turn"), issued.id if issued else "")
+        step, task = _execution()
+        turn = (state.get(TURN_KEY) or {}).get("turn")
+        key = (id(self), step or (turn, issued.id if issued else ""))
         budget = _BUDGETS.get(key)  # a dict read needs no lock
         if budget is None:  # the step's first call scans the turn, outside the lock
-            left = [_retries_left(settings, state)]
+            left: _Budget = (_retries_left(settings, state), {})
             with _LOCK:
                 budget = _BUDGETS.setdefault(key, left)
                 while len(_BUDGETS) > 1024:
                     _BUDGETS.popitem(last=False)
+        asked: dict[str, int] = {}  # this execution's asks per call
 
-        def take() -> bool:
+        def take(result: object) -> bool:
+            call = f"{task}/{getattr(result, 'tool_call_id', '')}"
             with _LOCK:
-                budget[0] -= 1
-                return budget[0] >= 0
+                asked[call] = asked.get(call, 0) + 1
+                if asked[call] <= budget[1].get(call, 0):
+                    return True  # granted to this call before the step was re-run
+                if budget[0] - sum(budget[1].values()) <= 0:
+                    return False
+                budget[1][call] = asked[call]
+                return True
 
         return take
 
@@ -291,6 +323,15 @@ def _retries_left(settings: StopSettings, state: Mapping[str, Any]) -> int:
 
 def _waits(settings: StopSettings) -> dict[str, Any]:
     return settings.model_dump(include={"initial_delay", "backoff_factor", "max_delay"})
+
+
+def _execution() -> tuple[str, str]:
+    """Return the running step's input checkpoint id and task id (``""`` before langgraph 1.2)."""
+    try:
+        info = get_runtime().execution_info
+    except (RuntimeError, AttributeError):
+        return "", ""
+    return (info.checkpoint_id, info.task_id) if info is not None else ("", "")
 
 
 def _steps_left() -> int | None:

@@ -295,17 +295,19 @@ def final_content(
     retry_budget_message: str = RETRY_BUDGET_MESSAGE,
     model_call_limit_message: str = MODEL_CALL_LIMIT_MESSAGE,
     not_done_message: str = NOT_DONE_MESSAGE,
+    turn: Turn | None = None,
 ) -> str | list[str | dict[str, Any]]:
     """Return :func:`final_text`'s answer, keeping the blocks of a settled part that are not text.
 
     They (images, files) follow their part's text as the tool gave them, the text in text
     blocks; with none, the answer is :func:`final_text`'s ``str``. Raises as it does.
+    ``turn``: the decision's own scan of ``messages`` (else scanned here, with no record).
     """
-    turn = messages[turn_start(messages) :]  # the last reply's malformed calls never ran
-    reply = next((m for m in reversed(turn) if isinstance(m, AIMessage)), None)
+    asked_here = messages[turn_start(messages) :]  # the last reply's malformed calls never ran
+    reply = next((m for m in reversed(asked_here) if isinstance(m, AIMessage)), None)
     calls = getattr(reply, "invalid_tool_calls", [])
     bad = [Part(f"\0{n}", str(c.get("name") or ""), None, None, None) for n, c in enumerate(calls)]
-    parts = (*scan_turn(messages).parts, *bad)
+    parts = (*(turn or scan_turn(messages)).parts, *bad)
     position = {part.call_id: index for index, part in enumerate(parts)}
     answer_from = _ids(decision.get("answer_from"))
     listed = [*answer_from, *_ids(decision.get("unsettled"))]

@@ -26,7 +26,7 @@ except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
         "langgraph."
     )
     raise ImportError(msg) from error
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
@@ -36,7 +36,7 @@ from pydantic import TypeAdapter, ValidationError
 from stop_on_artifact._artifact import STOPPING_REASONS, STRUCTURED_FIELD, Reason, build, contract
 from stop_on_artifact._core import StopCore
 from stop_on_artifact._decision import StopDecision, is_hard_stop, logger
-from stop_on_artifact._record import TURN_KEY, Decision, TurnRecord, is_current, starts_turn
+from stop_on_artifact._record import TURN_KEY, Decision, TurnRecord, opens_turn, starts_turn
 from stop_on_artifact.messages import require_messages
 
 ToolResult = ToolMessage | Command[Any]
@@ -100,9 +100,7 @@ class StopOnArtifactMiddleware(
         messages = state.get("messages", [])
         require_messages(messages)
         record = state.get(TURN_KEY)
-        last = next((m for m in reversed(messages) if not isinstance(m, HumanMessage)), None)
-        begins = not isinstance(last, ToolMessage) or not is_current(record, messages)
-        if starts_turn(messages, record) or begins:  # a run begins on any message
+        if starts_turn(messages, record) or opens_turn(messages, record):  # on any message
             if later := _hooks_after(NODE):
                 msg = (
                     f"{', '.join(later)} runs after {NODE} and would never see a hard stop's "

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Annotated, Any, NotRequired
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langgraph.graph import MessagesState
 from typing_extensions import TypedDict
 
@@ -75,6 +75,12 @@ def starts_turn(messages: Sequence[BaseMessage], record: object = None) -> bool:
     if not messages or not asks(messages, len(messages) - 1):
         return False
     return not isinstance(record, Mapping) or record.get("turn") != messages[-1].id
+
+
+def opens_turn(messages: Sequence[BaseMessage], record: object) -> bool:
+    """Return whether a model call on ``messages`` begins a turn: not after this turn's tools."""
+    last = next((m for m in reversed(messages) if not isinstance(m, HumanMessage)), None)
+    return not isinstance(last, ToolMessage) or not is_current(record, messages)
 
 
 def new_record(messages: Sequence[BaseMessage], settings: StopSettings) -> TurnRecord:

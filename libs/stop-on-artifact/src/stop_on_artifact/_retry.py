@@ -1,8 +1,8 @@
 """Retry a transient tool call in place, before the model hears of it.
 
 The call runs again after ``initial_delay * backoff_factor ** n`` s (at most ``max_delay``)
-while transient and while ``take()`` grants one from the step's shared ``max_retries`` budget;
-the last attempt's artifact records ``in_place_retries``.
+while transient and while ``take(result)`` grants one from the step's shared ``max_retries``
+budget; the last attempt's artifact records ``in_place_retries``.
 """
 
 from __future__ import annotations
@@ -53,13 +53,13 @@ def _recorded(result: Result, retries: int) -> Result:
 def retry_in_place(
     run: Callable[[], Result],
     *,
-    take: Callable[[], bool],
+    take: Callable[[object], bool],
     initial_delay: float = 0.0,
     backoff_factor: float = 2.0,
     max_delay: float = MAX_DELAY,
     sleep: Callable[[float], Any] = time.sleep,
 ) -> Result:
-    """Run a call, and again while transient and ``take()`` grants a retry (False: spent)."""
+    """Run a call, and again while transient and ``take(result)`` grants a retry (False: spent)."""
     done = 0
     while True:
         token = _ATTEMPT.set(done)
@@ -67,7 +67,7 @@ def retry_in_place(
             result = run()
         finally:
             _ATTEMPT.reset(token)
-        if not (is_transient(result) and take()):
+        if not (is_transient(result) and take(result)):
             return _recorded(result, done)
         sleep(min(max_delay, MAX_DELAY, initial_delay * backoff_factor**done))
         done += 1
@@ -76,7 +76,7 @@ def retry_in_place(
 async def aretry_in_place(
     run: Callable[[], Awaitable[Result]],
     *,
-    take: Callable[[], bool],
+    take: Callable[[object], bool],
     initial_delay: float = 0.0,
     backoff_factor: float = 2.0,
     max_delay: float = MAX_DELAY,
@@ -89,7 +89,7 @@ async def aretry_in_place(
             result = await run()
         finally:
             _ATTEMPT.reset(token)
-        if not (is_transient(result) and take()):
+        if not (is_transient(result) and take(result)):
             return _recorded(result, done)
         await asyncio.sleep(min(max_delay, MAX_DELAY, initial_delay * backoff_factor**done))
         done += 1
