@@ -30,7 +30,7 @@ from soa_graphs import has_middleware
 from stop_on_artifact import StopDecision, StopRouter, StopSettings
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-MAX_BYTES = 10_000
+MAX_BYTES = 11_000
 BLOCK = re.compile(r"```python\n(.*?)```", flags=re.S)
 NAMES = ("create_agent", "policies", "hand_built", "mcp")
 NEEDS = {
@@ -64,7 +64,7 @@ def runner(monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], Any]:
     return namespace, run
 
 
-def test_the_readme_is_at_most_10000_bytes() -> None:
+def test_the_readme_is_at_most_11000_bytes() -> None:
     size = len(README.read_bytes())
     assert size <= MAX_BYTES, f"README.md is {size} bytes"
 

@@ -129,6 +129,8 @@ class StopDecision(TypedDict):
     """Extra attempts run in place this turn (``retry_in_place``)."""
     saved: NotRequired[Saving]
     """On a hard stop, the model call it skipped (see :mod:`stop_on_artifact._saving`)."""
+    structured: NotRequired[Literal["missing"]]
+    """``missing`` when a declared schema got no answer: ``structured_response`` is None."""
 
 
 def decide(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any, NotRequired, cast
 
@@ -43,7 +43,7 @@ ToolResult = ToolMessage | Command[Any]
 NODE = "stop_on_artifact.before_model"
 SCHEMA = "structured_response"  # in the state once a declared response_format's call ran
 _HOOKS = ("before_model", "after_model", "after_agent")
-_Finish = Callable[[Any], ModelCallResult[Any]]
+_Calls = Generator["ModelRequest[Any] | None", "ModelResponse[Any] | None", Any]
 
 
 class StopOnArtifactState(AgentState[ResponseT]):
@@ -109,6 +109,10 @@ class StopOnArtifactMiddleware(
                 raise MiddlewareOrderError(msg)
             return self.turn_update(messages, runtime.context, begins=True)
         settings = self.turn_settings(state)
+        if SCHEMA in state:  # a declared schema's call is one of max_model_calls
+            if self.polishing(state):
+                return None  # the strategy retries the structured call: the stop stands
+            settings = settings.model_copy(update={"max_model_calls": settings.max_model_calls - 1})
         update, answer = self.decide_step(state, [], settings)
         if answer is not None and SCHEMA not in state:
             return {**update, "jump_to": "end", "messages": [AIMessage(content=answer)]}
@@ -141,33 +145,44 @@ class StopOnArtifactMiddleware(
         """A stop still calls the model for a declared schema, unless its tool answered it."""
         return SCHEMA in state and _payload(decision, state.get("messages") or []) is None
 
-    def _route(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any] | None, _Finish]:
-        """Return the request to send (None: no model call) and what makes the response."""
+    def _calls(self, request: ModelRequest[Any]) -> _Calls:
+        """Yield each request to send (None: no model call); return what makes the response.
+
+        A hard stop with a declared schema sends one call offered only the schema (none when
+        the tool's artifact answered it, or when ``max_model_calls=1`` leaves none); the polish
+        call with a schema is prose, then the structured call.
+        """
         state = request.state
         decision = cast("StopDecision | None", state.get("stop_decision"))
 
-        def record(response: ModelResponse[Any]) -> ModelResponse[Any]:
+        def record(response: ModelResponse[Any] | None) -> ModelResponse[Any]:
+            assert response is not None  # a request was sent
             if self.on_model_call is not None:
                 self.on_model_call([*state["messages"], *response.result], decision)
             return response
 
-        if not self.polishing(state):
-            return request, record
-        if decision is None or not is_hard_stop(decision, self.turn_settings(state)):
-            return request.override(tools=[]), record  # the one polish call
+        if not self.polishing(state) or decision is None:
+            return record((yield request))
+        schema, settings = request.response_format, self.turn_settings(state)
+        if not is_hard_stop(decision, settings):  # the one polish call (prose), then the schema
+            prose = record((yield request.override(tools=[], response_format=None)))
+            if schema is None:
+                return prose
+            asked: list[Any] = [*request.messages, *prose.result]
+            shaped = record((yield request.override(tools=[], messages=asked)))
+            return _structured(decision, prose.result, shaped)
         answer = AIMessage(content=self.answer(decision, state["messages"]))
         if (payload := _payload(decision, state["messages"])) is None:
-            return request.override(tools=[]), lambda response: record(
-                ModelResponse(result=[answer], structured_response=response.structured_response)
-                if response.structured_response is not None
-                else response
+            if settings.max_model_calls == 1:  # the cap leaves no call for the schema
+                return _structured(decision, [answer], None)
+            asked = [*request.messages, answer]
+            return _structured(
+                decision, [answer], record((yield request.override(tools=[], messages=asked)))
             )
-        schema: Any = getattr(request.response_format, "schema", request.response_format)
+        shape: Any = getattr(schema, "schema", schema)
         try:
             value = (
-                payload
-                if isinstance(schema, dict)
-                else TypeAdapter(schema).validate_python(payload)
+                payload if isinstance(shape, dict) else TypeAdapter(shape).validate_python(payload)
             )
         except ValidationError as error:
             logger.warning(
@@ -176,10 +191,11 @@ class StopOnArtifactMiddleware(
             )  # fmt: skip
             again = {k: v for k, v in decision.items() if k != "saved"}
             again.update(action="continue", rule="invalid_artifact", answer_from=[], unsettled=[])
-            return request, lambda response: ExtendedModelResponse(
-                model_response=record(response), command=Command(update={"stop_decision": again})
+            return ExtendedModelResponse(
+                model_response=record((yield request)),
+                command=Command(update={"stop_decision": again}),
             )
-        return None, lambda _: record(ModelResponse(result=[answer], structured_response=value))
+        return ModelResponse(result=[answer], structured_response=value)
 
     @override
     def wrap_model_call(
@@ -188,8 +204,13 @@ class StopOnArtifactMiddleware(
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelCallResult[Any]:
         """Answer a hard stop in the declared schema; unbind the polish call's tools; record."""
-        sent, finish = self._route(request)
-        return finish(handler(sent) if sent is not None else None)
+        calls = self._calls(request)
+        try:
+            sent = next(calls)
+            while True:
+                sent = calls.send(handler(sent) if sent is not None else None)
+        except StopIteration as done:
+            return cast("ModelCallResult[Any]", done.value)
 
     @override
     async def awrap_model_call(
@@ -198,8 +219,13 @@ class StopOnArtifactMiddleware(
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelCallResult[Any]:
         """Async twin of :meth:`wrap_model_call`."""
-        sent, finish = self._route(request)
-        return finish(await handler(sent) if sent is not None else None)
+        calls = self._calls(request)
+        try:
+            sent = next(calls)
+            while True:
+                sent = calls.send(await handler(sent) if sent is not None else None)
+        except StopIteration as done:
+            return cast("ModelCallResult[Any]", done.value)
 
 
 class _ToolLayer(StopOnArtifactMiddleware[Any, Any]):
@@ -239,6 +265,25 @@ class _ToolLayer(StopOnArtifactMiddleware[Any, Any]):
         """Async twin of :meth:`wrap_tool_call`."""
         state = request.state if isinstance(request.state, dict) else {}
         return self._handed_back(await self.arun_tool(lambda: handler(request), state))
+
+
+def _structured(
+    decision: StopDecision, result: list[BaseMessage], shaped: ModelResponse[Any] | None
+) -> ModelCallResult[Any]:
+    """Return ``result`` with the schema's answer; without one, None and why, in the decision.
+
+    A reply the strategy retries (ToolStrategy's ``handle_errors``) goes back as it came.
+    """
+    if shaped is not None and shaped.structured_response is not None:
+        return ModelResponse(result=result, structured_response=shaped.structured_response)
+    if shaped is not None and any(isinstance(m, ToolMessage) for m in shaped.result):
+        return shaped
+    logger.warning("no structured_response: the model did not answer in the declared schema")
+    missing = {**decision, "structured": "missing"}
+    return ExtendedModelResponse(
+        model_response=ModelResponse(result=result, structured_response=None),
+        command=Command(update={"stop_decision": missing}),
+    )
 
 
 def _payload(decision: StopDecision, messages: Sequence[BaseMessage]) -> Any:

@@ -32,7 +32,8 @@ from stop_on_artifact.messages import invocation_index, latest_tool_step, messag
 
 __all__ = [
     "ANSWERED", "ANSWER_SEPARATOR", "MODEL_CALL_LIMIT_MESSAGE", "RETRY_BUDGET_MESSAGE",
-    "OUTCOMES", "Outcome", "Script", "ScriptedChatModel", "approve", "assert_stopped",
+    "OUTCOMES", "Outcome", "Script", "ScriptedChatModel", "answer_in_schema", "approve",
+    "assert_stopped", "assert_structured",
     "assert_answer_is_settled_content", "assert_model_calls", "call_then_answer", "forced_result",
     "forced_tool", "model_calls", "pending_approval", "reject", "stop_decision", "tool_call",
 ]  # fmt: skip
@@ -89,7 +90,7 @@ class ScriptedChatModel(BaseChatModel):
     def _generate(
         self, messages: list[BaseMessage], stop: _Stop = None, run_manager: _Run = None, **kw: Any
     ) -> ChatResult:
-        message = self.respond(messages, kw.get("tools") or [])
+        message = self.respond(messages, _offered(kw))
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     async def _agenerate(
@@ -101,7 +102,7 @@ class ScriptedChatModel(BaseChatModel):
         self, messages: list[BaseMessage], stop: _Stop = None, run_manager: _Run = None, **kw: Any
     ) -> Iterator[ChatGenerationChunk]:
         # GenericFakeChatModel drops tool calls with empty content; the last chunk has them all
-        message = self.respond(messages, kw.get("tools") or [])
+        message = self.respond(messages, _offered(kw))
         last: dict[str, Any] = {"chunk_position": "last"} if _HAS_CHUNK_POSITION else {}
         chunks = [AIMessageChunk(content=word) for word in _WORDS.findall(message_text(message))]
         chunks.append(
@@ -128,6 +129,12 @@ class ScriptedChatModel(BaseChatModel):
             if run_manager and chunk.text:
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
+
+
+def _offered(kw: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The bound tools, then a declared response format (ProviderStrategy's) as its own entry."""
+    fmt = kw.get("response_format")
+    return [*(kw.get("tools") or []), *([fmt] if isinstance(fmt, dict) else [])]
 
 
 ANSWERED = "The model answered after the tools."
@@ -252,6 +259,45 @@ def model_calls(result: Mapping[str, Any] | Sequence[BaseMessage]) -> int:
     messages = _messages(result) if isinstance(result, Mapping) else result
     replies = [m for m in messages[turn_start(messages) :] if isinstance(m, AIMessage)]
     return sum(bool(m.tool_calls or m.usage_metadata or m.response_metadata) for m in replies)
+
+
+def answer_in_schema(
+    schema: type | str, values: Mapping[str, Any], script: Script | None = None
+) -> Script:
+    """Return ``script`` (default :func:`call_then_answer`) answering the declared schema.
+
+    ``script`` sees the ordinary tools only. Where it answers in plain text and a schema is
+    offered, the reply is ``values``: a call of ToolStrategy's tool (named ``schema``, or its
+    class name), or JSON under ProviderStrategy (a ``json_schema`` entry among the tools).
+
+    Example: ``ScriptedChatModel(script=answer_in_schema(Refund, {"days": 30}))``.
+    """
+    name, inner = (
+        schema if isinstance(schema, str) else schema.__name__,
+        script or call_then_answer(),
+    )
+
+    def answer(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
+        ordinary = [t for t in tools if t.get("type") != "json_schema"
+                    and t.get("function", {}).get("name") != name]  # fmt: skip
+        reply = inner(messages, ordinary)
+        if reply.tool_calls or len(ordinary) == len(tools):
+            return reply
+        if any(t.get("type") == "json_schema" for t in tools):
+            return AIMessage(json.dumps(dict(values)))
+        return AIMessage("", tool_calls=[tool_call(name, dict(values), f"schema_{len(messages)}")])
+
+    return answer
+
+
+def assert_structured(result: Mapping[str, Any], expected: object = None) -> None:
+    """Assert the run left a ``structured_response`` (equal to ``expected`` if given)."""
+    value = result.get("structured_response")
+    if value is None:
+        why = (result.get("stop_decision") or {}).get("structured", "not declared or not reached")
+        raise AssertionError(f"no structured_response ({why})")
+    if expected is not None and value != expected:
+        raise AssertionError(f"structured_response is {value!r}, expected {expected!r}")
 
 
 def assert_model_calls(result: Mapping[str, Any], expected: int) -> None:
