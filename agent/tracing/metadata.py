@@ -75,9 +75,11 @@ SAVED_KEYS: tuple[str, ...] = (
     "stop_saved_input_tokens",
     "stop_saved_output_tokens",
     "stop_saved_usd",
+    "stop_saved_subagent_model_calls",
 )
 """What the run's hard stop saved (``stop_decision["saved"]``); 0 on a run that did not stop
-hard. ``stop_saved_usd`` is None when the model has no price (agent.tracing.prices)."""
+hard. ``stop_saved_usd`` is None when the model has no price (agent.tracing.prices);
+``stop_saved_subagent_model_calls`` counts what subagents' stops behind it saved in turn."""
 
 read_prices()  # a malformed AGENT_MODEL_PRICES fails when the graphs load, naming it
 
@@ -149,6 +151,7 @@ def saving_metadata(decision: StopDecision | None, model_name: str | None) -> di
         "stop_saved_input_tokens": read,
         "stop_saved_output_tokens": written,
         "stop_saved_usd": usd(read, written, price) if price is not None else None,
+        "stop_saved_subagent_model_calls": int((saved or {}).get("subagent_model_calls", 0)),
     }
 
 
@@ -350,7 +353,7 @@ def send_saving_feedback(root: RunTree, saving: Mapping[str, Any]) -> None:
     scores = {
         FEEDBACK_KEYS[key]: round(value * 1_000_000) if key == "stop_saved_usd" else value
         for key, value in saving.items()
-        if value is not None
+        if key in FEEDBACK_KEYS and value is not None
     }
     _FEEDBACK.submit(_send, root.client, root.id, root.trace_id, root.session_name, scores)
 

@@ -342,6 +342,7 @@ def test_every_root_run_says_what_its_stop_saved_in_metadata_and_feedback(
             "stop_saved_input_tokens": read,
             "stop_saved_output_tokens": written,
             "stop_saved_usd": usd(read, written, price) if price else None,
+            "stop_saved_subagent_model_calls": 0,  # no subagents in the demo's graphs
         }, (name, graph)
         feedback = {
             f["key"]: f["score"] for f in collector.feedback if str(f.get("run_id")) == one.run_id

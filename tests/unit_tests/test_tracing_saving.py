@@ -46,6 +46,7 @@ async def test_a_hard_stop_leaves_its_saving_as_metadata_and_feedback(
             "stop_saved_input_tokens": saved["input_tokens"],
             "stop_saved_output_tokens": saved["output_tokens"],
             "stop_saved_usd": expected_usd,
+            "stop_saved_subagent_model_calls": 0,
         }, graph
         assert expected_usd > 0
         feedback = feedback_of(collector, root["id"])
@@ -78,6 +79,7 @@ async def test_no_price_no_dollars_and_no_stop_no_saving(collector: LangSmithCol
             "stop_saved_input_tokens": 0,
             "stop_saved_output_tokens": 0,
             "stop_saved_usd": None,
+            "stop_saved_subagent_model_calls": 0,
         }
         assert feedback_of(collector, root["id"]) == {}
 

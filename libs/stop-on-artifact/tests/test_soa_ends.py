@@ -139,7 +139,7 @@ async def test_a_structured_answer_that_does_not_match_goes_back_to_the_model(
     assert result["structured_response"] == Answer(text="from the model")
     decision = result["stop_decision"]
     assert (decision["action"], decision["rule"]) == ("continue", "invalid_artifact")
-    assert "does not match response_format" in caplog.text
+    assert "does not match response_format (fields: text)" in caplog.text
     assert "wrong" not in caplog.text  # the tool's payload is never logged
 
 

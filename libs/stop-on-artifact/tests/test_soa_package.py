@@ -192,8 +192,10 @@ def test_the_source_stays_small_with_no_import_circle() -> None:
     # the shared in-place budget, adopt's stops= and langchain.mcp, and drops the generated
     # classes and the retry loops' twins: 2,987; 0.6.0 may add 150 for the step limit, subagents
     # side by side, one field rule and a stop's answer whole (#53): 3,140, the cap.
-    # The turn begins where the run begins (#54): 3,129 at pickup + 100, the cap.
-    assert sum(sizes.values()) <= 3374, sizes
+    # The turn begins where the run begins (#54): 3,129 at pickup + 100; a stop and
+    # response_format (#55): 3,224 at pickup + 150; a subagent's stop ends the parent's
+    # turn (#56): 3,318 at pickup + 80, the cap.
+    assert sum(sizes.values()) <= 3398, sizes
     assert max(sizes.values()) <= 400, sizes
     assert {name for name in modules if not name.startswith("_")} == {"messages", "testing"}
     graph = {

@@ -40,7 +40,7 @@ from stop_on_artifact._settings import (
     named_settings,
     settings_from_arguments,
 )
-from stop_on_artifact.messages import Turn, scan_turn
+from stop_on_artifact.messages import Turn, message_text, scan_turn
 
 ToolT = TypeVar("ToolT")
 _Budget = tuple[int, dict[str, int]]  # retries the step may take; those granted per call
@@ -227,6 +227,12 @@ class StopCore:
             spent = decision["rule"] in ("retry_budget", "model_call_limit", "step_limit")
             retried = [] if spent else decision["unsettled"]  # a spent bound: nothing to retry
             decision["saved"] = estimate_saving(messages, answer, retried)
+        if answer is not None:
+            decision["answer_chars"] = len(message_text(AIMessage(content=answer)).rstrip())
+            inner = [(p.verdict.artifact or {}).get("subagent_saved_calls") for p in turn.parts
+                     if p.call_id in decision["answer_from"] and p.verdict]  # fmt: skip
+            if (calls := sum(n for n in inner if isinstance(n, int))) and "saved" in decision:
+                decision["saved"]["subagent_model_calls"] = calls
         _write({"stop_decision": dict(decision)})
         named = (decision["action"], decision["rule"], decision["tool"])
         logger.info("stop decision: action=%s rule=%s tool=%s", *named)

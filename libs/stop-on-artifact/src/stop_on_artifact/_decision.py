@@ -62,6 +62,8 @@ class Saving(TypedDict):
     """1, the call that would have restated the tools' content; 2 with a retry round first."""
     input_tokens: int
     output_tokens: int
+    subagent_model_calls: NotRequired[int]
+    """Calls the subagents whose stops answer here saved in turn (``subagent_stops``)."""
 
 
 def estimate_saving(
@@ -129,6 +131,8 @@ class StopDecision(TypedDict):
     """Extra attempts run in place this turn (``retry_in_place``)."""
     saved: NotRequired[Saving]
     """On a hard stop, the model call it skipped (see :mod:`stop_on_artifact._saving`)."""
+    answer_chars: NotRequired[int]
+    """On a hard stop, its answer's text length, right-stripped (a parent checks the text)."""
     structured: NotRequired[Literal["missing"]]
     """``missing`` when a declared schema got no answer: ``structured_response`` is None."""
 

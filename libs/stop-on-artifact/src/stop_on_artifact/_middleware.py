@@ -185,9 +185,10 @@ class StopOnArtifactMiddleware(
                 payload if isinstance(shape, dict) else TypeAdapter(shape).validate_python(payload)
             )
         except ValidationError as error:
+            fields = {".".join(map(str, e["loc"])) or "(root)" for e in error.errors()}
             logger.warning(
-                "structured_response of tool %s does not match response_format (%d errors): "
-                "invalid_artifact, back to the model", decision["tool"], error.error_count()
+                "structured_response of tool %s does not match response_format (fields: %s): "
+                "invalid_artifact, back to the model", decision["tool"], ", ".join(sorted(fields))
             )  # fmt: skip
             again = {k: v for k, v in decision.items() if k != "saved"}
             again.update(action="continue", rule="invalid_artifact", answer_from=[], unsettled=[])
@@ -232,7 +233,11 @@ class _ToolLayer(StopOnArtifactMiddleware[Any, Any]):
     """With ``wrap_tool_call``: in-place retries and subagents' stops."""
 
     def _handed_back(self, result: ToolResult) -> ToolResult:
-        """Read a subagent's stop (deepagents' ``task`` result) as its call's artifact."""
+        """Read a subagent's hard stop (deepagents' ``task`` result) as its call's artifact.
+
+        Its text must be the stop's answer (deepagents hands back an earlier message when
+        that is blank): else the result stays plain. A spent budget is a part not done.
+        """
         update = result.update if isinstance(result, Command) else None
         if not self.subagent_stops or not isinstance(update, dict) or "stop_decision" not in update:
             return result
@@ -240,12 +245,20 @@ class _ToolLayer(StopOnArtifactMiddleware[Any, Any]):
         decision = update.pop("stop_decision")
         if len(messages) != 1 or not isinstance(messages[0], ToolMessage):
             return result
-        if decision and decision["action"] == "stop" and messages[0].artifact is None:
+        hard = decision and decision["action"] == "stop" and "answer_chars" in decision
+        if hard and messages[0].artifact is None:
+            handed = messages[0].text
+            if len(handed) != decision["answer_chars"]:
+                logger.warning("a subagent's stop came back without its answer: read as plain")
+                return replace(cast("Command[Any]", result), update=update)
+            fields: dict[str, Any] = {"subagent_saved_calls": _saved(decision)}
             rule = decision["rule"]
+            if rule not in STOPPING_REASONS:  # a spent budget: not done, and why
+                fields["not_done"] = f"**Not done: the subagent's part**: it ended on `{rule}`."
             reason: Reason = rule if rule in STOPPING_REASONS else "transient"
-            saved = (decision.get("saved") or {}).get("model_calls", 0)
-            artifact = build(reason, {"subagent_saved_calls": saved})
-            update["messages"] = [messages[0].model_copy(update={"artifact": artifact})]
+            update["messages"] = [
+                messages[0].model_copy(update={"artifact": build(reason, fields)})
+            ]
         return replace(cast("Command[Any]", result), update=update)
 
     @override
@@ -265,6 +278,12 @@ class _ToolLayer(StopOnArtifactMiddleware[Any, Any]):
         """Async twin of :meth:`wrap_tool_call`."""
         state = request.state if isinstance(request.state, dict) else {}
         return self._handed_back(await self.arun_tool(lambda: handler(request), state))
+
+
+def _saved(decision: StopDecision) -> int:
+    """Return the model calls a stop saved, its subagents' included."""
+    saved: Mapping[str, Any] = decision.get("saved") or {}
+    return int(saved.get("model_calls", 0)) + int(saved.get("subagent_model_calls", 0))
 
 
 def _structured(
