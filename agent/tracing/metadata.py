@@ -151,7 +151,7 @@ def saving_metadata(decision: StopDecision | None, model_name: str | None) -> di
         "stop_saved_input_tokens": read,
         "stop_saved_output_tokens": written,
         "stop_saved_usd": usd(read, written, price) if price is not None else None,
-        "stop_saved_subagent_model_calls": int((saved or {}).get("subagent_model_calls", 0)),
+        "stop_saved_subagent_model_calls": saved.get("subagent_model_calls", 0) if saved else 0,
     }
 
 
