@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -168,6 +169,12 @@ def test_the_wheel_holds_only_stop_on_artifact(tmp_path: Path) -> None:
     assert "stop_on_artifact/testing.py" in names
     metadata = email.message_from_bytes(zipfile.ZipFile(wheel).read(f"{dist_info}/METADATA"))
     assert metadata["Name"] == "stop-on-artifact"
+    assert (metadata["License-Expression"], metadata["License-File"]) == ("MIT", "LICENSE")
+    shipped = zipfile.ZipFile(wheel).read(f"{dist_info}/licenses/LICENSE").decode()
+    assert shipped == (LIBRARY / "LICENSE").read_text("utf-8")
+    assert shipped.startswith("MIT License") and shipped == (
+        LIBRARY.parents[1] / "LICENSE"
+    ).read_text("utf-8")  # the repository's and the library's are one license
     requires = {
         re.match(r"[A-Za-z0-9_.-]+", r)[0]: r  # type: ignore[index]
         for r in metadata.get_all("Requires-Dist") or []
@@ -183,6 +190,24 @@ def test_the_wheel_holds_only_stop_on_artifact(tmp_path: Path) -> None:
     }  # fmt: skip
     assert ">=0.6.6" in requires["langgraph"] and "extra" not in requires["langgraph"]
     assert ">=0.3.67" in requires["langchain-core"] and "extra" not in requires["langchain-core"]
+
+
+def test_the_sdist_ships_the_license(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [find_uv(), "build", "--sdist", "--quiet", "--out-dir", str(tmp_path), str(LIBRARY)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    (sdist,) = tmp_path.glob("stop_on_artifact-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+        info = archive.extractfile(f"stop_on_artifact-{stop_on_artifact.__version__}/PKG-INFO")
+        assert info is not None
+        metadata = email.message_from_bytes(info.read())
+    assert "LICENSE" in names and metadata["License-Expression"] == "MIT"
 
 
 def test_the_source_stays_small_with_no_import_circle() -> None:
