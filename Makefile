@@ -18,9 +18,13 @@ PROD_STATE ?=
 TEST_WORKERS ?= 4
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
+# make dist: the library's wheel and sdist, and the clean venvs that run its suite from the wheel
+DIST := libs/stop-on-artifact/dist
+WHEEL_ENVS := lib-newest lib-legacy-0.6.6 lib-langchain-mcp
+
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: help dev kb-mcp test unit lint format bench bench-agentdojo e2e compat report install clean prod prod-env prod-test prod-lock services
+.PHONY: help dev kb-mcp test dist dist-build unit lint format bench bench-agentdojo e2e compat report install clean prod prod-env prod-test prod-lock services
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -64,9 +68,20 @@ prod-lock: $(UV) ## Re-pin aegra/requirements.txt from aegra/requirements.in.
 		--python-platform x86_64-unknown-linux-gnu --generate-hashes --no-header --quiet \
 		-o aegra/requirements.txt
 
-test: install prod-env ## The whole suite: unit, dev server, Aegra; the pins; the library on newest, 0.6.6 and langchain.mcp.
+test: install prod-env ## The whole suite: unit, dev server, Aegra; the pins; the built wheel on newest, 0.6.6 and langchain.mcp.
 	$(RUN) pytest -n $(TEST_WORKERS) --dist loadscope
-	$(RUN) python -m tests.compat.run --only pins legacy-0.6.6 lib-newest lib-legacy-0.6.6 lib-langchain-mcp
+	@$(MAKE) --no-print-directory dist-build
+	SOA_WHEEL="$$(ls $(DIST)/*.whl)" $(RUN) python -m tests.compat.run --only pins legacy-0.6.6 $(WHEEL_ENVS)
+
+dist: dist-build ## Build and check the library's wheel and sdist (libs/stop-on-artifact/dist), then run its suite from the wheel in clean venvs.
+	SOA_WHEEL="$$(ls $(DIST)/*.whl)" $(RUN) python -m tests.compat.run --only $(WHEEL_ENVS)
+
+dist-build: install
+	rm -rf $(DIST)
+	$(RUN) validate-pyproject pyproject.toml libs/stop-on-artifact/pyproject.toml
+	$(RUN) python -m build --no-isolation --outdir $(DIST) libs/stop-on-artifact
+	$(RUN) twine check --strict $(DIST)/*
+	$(RUN) check-wheel-contents $(DIST)/*.whl
 
 unit: install ## The in-process tests only, for the edit loop: about 2 minutes on 2 cores.
 	$(RUN) pytest tests/unit_tests libs/stop-on-artifact/tests -q --deselect tests/unit_tests/test_bench.py

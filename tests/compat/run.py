@@ -70,8 +70,12 @@ MCP_SUITE = tuple(
 
 
 def library(extra: str = "") -> str:
-    """The library as a requirement on its local folder: installed normally, with its deps."""
-    return f"{LIBRARY_NAME}{extra} @ {LIBRARY.as_uri()}"
+    """The library as a requirement: the wheel ``$SOA_WHEEL`` names (``make dist`` built it),
+    else its local folder; installed normally, with its deps."""
+    wheel = os.environ.get("SOA_WHEEL")
+    return (
+        f"{LIBRARY_NAME}{extra} @ {Path(wheel).resolve().as_uri() if wheel else LIBRARY.as_uri()}"
+    )
 
 
 @dataclass(frozen=True)

@@ -192,6 +192,17 @@ def test_the_wheel_holds_only_stop_on_artifact(tmp_path: Path) -> None:
     assert ">=0.3.67" in requires["langchain-core"] and "extra" not in requires["langchain-core"]
 
 
+@pytest.mark.skipif(not os.environ.get("SOA_WHEEL"), reason="make dist's environments only")
+def test_the_package_under_test_is_the_built_wheel() -> None:
+    import importlib.metadata
+    import json
+
+    wheel = Path(os.environ["SOA_WHEEL"]).resolve()
+    assert LIBRARY not in Path(stop_on_artifact.__file__).resolve().parents  # never the source
+    direct = importlib.metadata.distribution("stop-on-artifact").read_text("direct_url.json")
+    assert direct is not None and json.loads(direct)["url"] == wheel.as_uri()
+
+
 def test_the_sdist_ships_the_license(tmp_path: Path) -> None:
     done = subprocess.run(
         [find_uv(), "build", "--sdist", "--quiet", "--out-dir", str(tmp_path), str(LIBRARY)],
