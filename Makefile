@@ -86,10 +86,12 @@ dist-build: install
 unit: install ## The in-process tests only, for the edit loop: about 2 minutes on 2 cores.
 	$(RUN) pytest tests/unit_tests libs/stop-on-artifact/tests -q --deselect tests/unit_tests/test_bench.py
 
-lint: install ## Ruff and mypy strict.
+lint: install ## Ruff, mypy strict; the workflows against GitHub's schema and zizmor (offline).
 	$(RUN) ruff check agent client tests bench libs
 	$(RUN) ruff format --check agent client tests bench libs
 	$(RUN) mypy
+	$(RUN) check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(RUN) zizmor --offline .github/workflows/
 
 format: install ## Ruff's fixes and formatting.
 	$(RUN) ruff check --fix agent client tests bench libs
