@@ -24,7 +24,7 @@ WHEEL_ENVS := lib-newest lib-legacy-0.6.6 lib-langchain-mcp
 
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: help dev kb-mcp test dist dist-build unit lint format bench bench-agentdojo e2e compat report install clean prod prod-env prod-test prod-lock services
+.PHONY: help dev kb-mcp test dist dist-build unit lint format bench bench-agentdojo e2e compat report docs docs-build install clean prod prod-env prod-test prod-lock services
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -112,5 +112,11 @@ compat: install ## The characterization suite on the article's pins, newest, 0.6
 report: install ## What the stops saved, over the running server's threads (no key needed); ARGS="--project NAME --since 24h" reads a LangSmith project.
 	@$(RUN) python -m client report $(ARGS)
 
+docs: install ## Serve the library's API reference site (mkdocs) on 127.0.0.1:8001 (DOCS_PORT).
+	NO_MKDOCS_2_WARNING=1 $(RUN) mkdocs serve -f libs/stop-on-artifact/mkdocs.yml -a 127.0.0.1:$(or $(DOCS_PORT),8001)
+
+docs-build: install ## Build the library's site strictly (any warning fails) into .site/.
+	NO_MKDOCS_2_WARNING=1 $(RUN) mkdocs build --strict -f libs/stop-on-artifact/mkdocs.yml -d $(CURDIR)/.site
+
 clean: ## Remove the environments and caches (not .prod/ state).
-	rm -rf $(VENV) $(TOOLS) .langgraph_api .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(TOOLS) .site .langgraph_api .mypy_cache .ruff_cache .pytest_cache

@@ -28,7 +28,8 @@ from soa_graphs import has_middleware
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 BLOCK = re.compile(r"```(python|text)\n(.*?)```", flags=re.S)
-PAGES = sorted(DOCS.glob("*.md"))
+PROSE = {"index.md", "agentdojo.md"}  # the site's home and a summary: no code of their own
+PAGES = sorted(page for page in DOCS.glob("*.md") if page.name not in PROSE)
 LANGCHAIN_MCP = "langchain.mcp"
 """The variant of a page's blocks that use langchain's own MCP client."""
 

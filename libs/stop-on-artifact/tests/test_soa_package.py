@@ -231,7 +231,8 @@ def test_the_source_stays_small_with_no_import_circle() -> None:
     # The turn begins where the run begins (#54): 3,129 at pickup + 100; a stop and
     # response_format (#55): 3,224 at pickup + 150; a subagent's stop ends the parent's
     # turn (#56): 3,318 at pickup + 80, the cap.
-    assert sum(sizes.values()) <= 3398, sizes
+    # #47 docstrings with Args and an Example: +311
+    assert sum(sizes.values()) <= 3709, sizes
     assert max(sizes.values()) <= 400, sizes
     assert {name for name in modules if not name.startswith("_")} == {"messages", "testing"}
     graph = {

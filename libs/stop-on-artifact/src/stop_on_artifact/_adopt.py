@@ -32,7 +32,18 @@ MARK_DESCRIPTION = (
 
 
 class MCPErrorResult(Exception):
-    """An MCP tool's error result (``isError``), as :func:`adopt` classifies it."""
+    """An MCP tool's error result (``isError``), as :func:`adopt` classifies it.
+
+    Example:
+        An error result, fatal by default, answers with ``fatal_content``:
+
+            >>> from stop_on_artifact import MCPErrorResult, adopt
+            >>> def ask(q: str) -> str:
+            ...     "Ask the server."
+            ...     raise MCPErrorResult("not found")
+            >>> adopt(ask, fatal=MCPErrorResult).invoke({"q": "x"})
+            'This request could not be completed, and trying again will not help.'
+    """
 
 
 def _is_mcp(tool: BaseTool) -> bool:
@@ -150,6 +161,26 @@ def adopt(
     With ``mcp_defaults`` (the default), ``TimeoutError`` is added to ``transient`` and
     ``MCPErrorResult`` to ``fatal`` unless listed in the other, so an error result not known to
     be transient is fatal; list ``MCPErrorResult`` in ``transient`` to retry error results instead.
+
+    Args:
+        tool: A ``BaseTool`` or a plain function with a docstring.
+        stops: ``True`` (a return completes), ``False`` (a plain result) or ``"when_marked"``.
+        transient: The exception type(s) the model may retry.
+        fatal: The exception type(s) retrying cannot fix.
+        transient_content: The content of a transient failure, for the model.
+        fatal_content: The content of a fatal failure, a hard stop's answer.
+        mcp_defaults: Add ``TimeoutError`` to ``transient`` and ``MCPErrorResult`` to ``fatal``.
+
+    Example:
+        A plain function's return completes its call:
+
+            >>> from stop_on_artifact import adopt
+            >>> def lookup(order: str) -> str:
+            ...     "Look an order up."
+            ...     return f"Order {order} shipped."
+            >>> call = {"type": "tool_call", "name": "lookup", "args": {"order": "7"}, "id": "c1"}
+            >>> adopt(lookup).invoke(call).artifact
+            {'stop': True, 'reason': 'completed'}
 
     Raises:
         TypeError: If ``tool`` already returns ``(content, artifact)`` (an MCP tool aside) or a

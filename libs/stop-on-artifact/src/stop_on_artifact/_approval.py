@@ -30,7 +30,15 @@ class ResumeError(ValueError):
 
 
 class ApprovalUsedError(RuntimeError):
-    """Another run already used the answer to this pause: nothing of the step ran twice."""
+    """Another run already used the answer to this pause: nothing of the step ran twice.
+
+    Example:
+        Raised by the approval step's second use of one answer:
+
+            >>> from stop_on_artifact import ApprovalUsedError
+            >>> issubclass(ApprovalUsedError, RuntimeError)
+            True
+    """
 
 
 def with_problem(request: hitl.HITLRequest, problem: str) -> hitl.HITLRequest:
@@ -75,7 +83,23 @@ def decisions_problem(response: object, expected: int | None) -> str | None:
 
 
 def resume_problem(resume: object) -> str | None:
-    """Check a run's ``command.resume`` at a server's door, by itself or by interrupt id."""
+    """Check a run's ``command.resume`` at a server's door, by itself or by interrupt id.
+
+    Args:
+        resume: The resume value, as a client sent it.
+
+    Returns:
+        None when it answers a pause, else what is wrong, naming the field.
+
+    Example:
+        A server checks a resume value before the run starts:
+
+            >>> from stop_on_artifact import resume_problem
+            >>> resume_problem({"decisions": [{"type": "approve"}]}) is None
+            True
+            >>> resume_problem({"decisions": [{"type": "maybe"}]})
+            "resume.decisions[0].type must be one of ['approve', 'reject']"
+    """
     if isinstance(resume, Mapping) and "decisions" not in resume and resume:
         if all(isinstance(value, Mapping) for value in resume.values()):
             for value in resume.values():  # keyed by interrupt id

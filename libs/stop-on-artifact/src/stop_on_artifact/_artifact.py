@@ -44,7 +44,18 @@ _TOLD: set[str] = set()  # artifact types already named in a warning
 
 
 class InvalidArtifactError(ValueError):
-    """An artifact that does not follow the contract."""
+    """An artifact that does not follow the contract; the message names fields, never values.
+
+    Example:
+        The message names the missing field:
+
+            >>> from stop_on_artifact import InvalidArtifactError, parse_artifact
+            >>> try:
+            ...     parse_artifact({"stop": True})
+            ... except InvalidArtifactError as error:
+            ...     print(error)
+            artifact lacks key(s) ['reason']
+    """
 
 
 def _fail(message: str) -> NoReturn:
@@ -87,11 +98,17 @@ def build(
 def completed(**fields: Any) -> dict[str, Any]:
     """Build the artifact of a call whose content already answers (stop), with small scalars.
 
-    ``structured_response={...}`` (a dict) is the run's structured answer when the agent
-    declares a ``response_format``: validated against it, it ends the run with no model call.
+    Args:
+        **fields: Small scalar fields; ``structured_response={...}`` (a dict) is the run's
+            structured answer when the agent declares a ``response_format``: validated
+            against it, it ends the run with no model call.
 
     Example:
-        ``return "Refunds within 30 days.", completed(source="kb")``
+        A tool returns ``"Refunds within 30 days.", completed(source="kb")``:
+
+            >>> from stop_on_artifact import completed
+            >>> completed(source="kb")
+            {'stop': True, 'reason': 'completed', 'source': 'kb'}
     """
     return build("completed", fields)
 
@@ -106,6 +123,13 @@ def transient(
             the voice of the other parts) a hard stop's answer gives if this call is left
             unsettled; without it, a generic line naming the tool.
         **fields: Optional small scalar fields.
+
+    Example:
+        A tool returns ``"Timed out.", transient(error="TimeoutError")``:
+
+            >>> from stop_on_artifact import transient
+            >>> transient(error="TimeoutError")
+            {'stop': False, 'reason': 'transient', 'error': 'TimeoutError'}
     """
     if not_done is not None:
         fields = {**fields, NOT_DONE_FIELD: not_done}
@@ -113,12 +137,34 @@ def transient(
 
 
 def fatal(**fields: str | int | float | bool | None) -> dict[str, Any]:
-    """Build the artifact of a failure that retrying cannot fix (stop), with small scalars."""
+    """Build the artifact of a failure that retrying cannot fix (stop), with small scalars.
+
+    Args:
+        **fields: Optional small scalar fields.
+
+    Example:
+        A tool returns ``"No such order.", fatal(error="NotFound")``:
+
+            >>> from stop_on_artifact import fatal
+            >>> fatal(error="NotFound")
+            {'stop': True, 'reason': 'fatal', 'error': 'NotFound'}
+    """
     return build("fatal", fields)
 
 
 def policy_block(**fields: str | int | float | bool | None) -> dict[str, Any]:
-    """Build the artifact of a call a policy refused: stop in every ``stop_mode``."""
+    """Build the artifact of a call a policy refused: stop in every ``stop_mode``.
+
+    Args:
+        **fields: Optional small scalar fields.
+
+    Example:
+        A tool returns ``"Refunds need a manager.", policy_block(policy="refunds")``:
+
+            >>> from stop_on_artifact import policy_block
+            >>> policy_block(policy="refunds")
+            {'stop': True, 'reason': 'policy_block', 'policy': 'refunds'}
+    """
     return build("policy_block", fields)
 
 
@@ -199,6 +245,13 @@ def parse_artifact(artifact: object) -> dict[str, Any]:
         InvalidArtifactError: Unless it is a dict with a real bool ``stop`` (not ``"false"``), a
             ``reason`` of the vocabulary agreeing with it, small scalar fields, a string
             ``not_done`` and a dict ``structured_response``. It names fields, never values.
+
+    Example:
+        A valid artifact comes back as it was:
+
+            >>> from stop_on_artifact import parse_artifact
+            >>> parse_artifact({"stop": False, "reason": "transient"})
+            {'stop': False, 'reason': 'transient'}
     """
     library = library_fields(artifact) if isinstance(artifact, ToolMessage) else []
     artifact = contract(artifact.artifact if isinstance(artifact, ToolMessage) else artifact)

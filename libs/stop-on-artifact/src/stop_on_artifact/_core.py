@@ -17,9 +17,7 @@ from stop_on_artifact._decision import (
     NOT_DONE_MESSAGE,
     RETRY_BUDGET_MESSAGE,
     StopDecision,
-    check_texts,
     decide_turn,
-    estimate_saving,
     final_content,
     is_hard_stop,
     logger,
@@ -32,11 +30,13 @@ from stop_on_artifact._record import (
     starts_turn,
 )
 from stop_on_artifact._retry import aretry_in_place, retry_in_place
+from stop_on_artifact._saving import estimate_saving
 from stop_on_artifact._settings import (
     ParallelPolicy,
     SettingsFromContext,
     StopMode,
     StopSettings,
+    check_texts,
     named_settings,
     settings_from_arguments,
 )
@@ -55,31 +55,7 @@ ModelCallHook = Callable[[Sequence[BaseMessage], "StopDecision | None"], None]
 class StopCore:
     """Settings, the turn's record, the decision, the answer and in-place retries.
 
-    Args:
-        stop_mode: What a stop does: ``hard`` (default), ``polish`` or ``never``.
-        parallel_policy: Several calls in a step: ``all`` (default), ``priority``, ``any``.
-        max_retries: Transient outcomes allowed per user message, 0 to 50; default 2.
-        max_model_calls: Model calls allowed per user message, 1 to 50; default 6.
-        retry_in_place: Retry a transient call in place before the model hears of it.
-        initial_delay: Seconds before the first in-place retry, 0 to 5; default 0.
-        backoff_factor: Multiplier of that delay per retry, 1 to 10; default 2.
-        max_delay: Longest in-place wait, at most 5 s.
-        settings: All of these at once, instead of the flat arguments.
-        from_context: Let the context of the run that starts a turn set them.
-        settings_from_context: Your own ``(context) -> StopSettings | None`` instead.
-        on_decision: Called with every decision, after it is streamed.
-        subagent_stops: ``StopOnArtifactMiddleware`` only: a subagent's stop, handed back by
-            deepagents' ``task`` tool, is read as that call's artifact (see the README).
-        on_model_call: ``StopOnArtifactMiddleware`` only: called after every model call.
-        retry_budget_message: A hard stop's closing line when the retry budget is spent.
-        model_call_limit_message: Its closing line when the model-call cap ends the run.
-        not_done_message: A part left undone unless its tool wrote ``not_done`` ({where},
-            {tool} and {why} are filled in).
-
-    Raises:
-        TypeError: If ``settings`` comes with a flat argument or is not a
-            :class:`StopSettings`, or both ``from_context`` and ``settings_from_context``.
-        ValueError: If an argument is outside its allowed values (named, never quoted).
+    Its arguments: :class:`~stop_on_artifact.StopRouter`'s docstring (they are its arguments).
     """
 
     calls_model_hook = False  # whether this door calls on_model_call (a router cannot)

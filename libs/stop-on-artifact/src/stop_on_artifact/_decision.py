@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from string import Formatter
 from typing import Any, Literal, NotRequired, cast
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.messages import AIMessage, BaseMessage
 from typing_extensions import TypedDict
 
 from stop_on_artifact._artifact import NOT_DONE_FIELD, Reason
+from stop_on_artifact._saving import Saving
 from stop_on_artifact._settings import StopSettings
 from stop_on_artifact.messages import Part, Turn, Verdict, message_text, scan_turn, turn_start
 
@@ -55,62 +54,21 @@ _MALFORMED = "the call was malformed and never ran"
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 
 
-class Saving(TypedDict):
-    """The model call a hard stop skipped: ``stop_decision["saved"]``."""
-
-    model_calls: int
-    """1, the call that would have restated the tools' content; 2 with a retry round first."""
-    input_tokens: int
-    output_tokens: int
-    subagent_model_calls: NotRequired[int]
-    """Calls the subagents whose stops answer here saved in turn (``subagent_stops``)."""
-
-
-def estimate_saving(
-    messages: Sequence[BaseMessage],
-    answer: str | list[str | dict[str, Any]],
-    retried: Sequence[str] = (),
-) -> Saving:
-    """Estimate the model calls a hard stop with ``answer`` skips after ``messages``.
-
-    The skipped call reads what the last model call read (its ``usage_metadata``, else
-    ``count_tokens_approximately``), that reply and the tool step, and writes the answer; a
-    stop leaving parts to retry also skips the retry round.
-
-    Args:
-        messages: The turn so far, its last tool step included.
-        answer: The stop's answer.
-        retried: The ids of the calls a loop without the stop would retry first.
-    """
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if isinstance(message, AIMessage) and message.usage_metadata is not None:
-            usage = message.usage_metadata
-            after = count_tokens_approximately(messages[index + 1 :])
-            read = usage["input_tokens"] + usage["output_tokens"] + after
-            break
-    else:
-        read = count_tokens_approximately(messages)
-    written = count_tokens_approximately([AIMessage(content=answer)])
-    if not retried:
-        return {"model_calls": 1, "input_tokens": read, "output_tokens": written}
-    replies = [(i, m) for i, m in enumerate(messages) if isinstance(m, AIMessage) and m.tool_calls]
-    calls = [call for _, m in replies for call in m.tool_calls if call["id"] in retried]
-    reissued = count_tokens_approximately([AIMessage(content="", tool_calls=calls)])
-    last = replies[-1][0] if replies else len(messages)
-    step = [m for m in messages[last:] if isinstance(m, ToolMessage)]
-    settled = [m for m in step if m.tool_call_id not in retried] or step
-    result = count_tokens_approximately(settled) // max(len(settled), 1)
-    answer_read = read + reissued + result * len(calls)
-    return {
-        "model_calls": 2,
-        "input_tokens": read + answer_read,
-        "output_tokens": reissued + written,
-    }
-
-
 class StopDecision(TypedDict):
-    """What one tool step decided; checkpointed under ``stop_decision`` and streamed."""
+    """What one tool step decided; checkpointed under ``stop_decision`` and streamed.
+
+    Example:
+        A completed call's step stops, its content the answer:
+
+            >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+            >>> from stop_on_artifact import StopSettings, completed, decide
+            >>> ask = AIMessage("", tool_calls=[{"name": "kb", "args": {}, "id": "c1"}])
+            >>> done = ToolMessage("Within 30 days.", tool_call_id="c1", artifact=completed())
+            >>> messages = [HumanMessage("Refunds?"), ask, done]
+            >>> decision = decide(messages, StopSettings())
+            >>> decision["action"], decision["rule"], decision["answer_from"]
+            ('stop', 'completed', ['c1'])
+    """
 
     action: Literal["stop", "continue"]
     """``stop`` ends the loop with a tool's content; ``continue`` goes back to the model."""
@@ -163,9 +121,23 @@ def decide(
        call of the same tool retries an unsettled part and takes its place. A plain result
        (an input the model read) is no part.
 
-    ``messages`` end with the tool step; ``context`` holds the turn's settings; ``record``
-    (the state's ``stop_turn``) adds what earlier steps counted toward the bounds. It never
-    raises on malformed messages or artifacts.
+    It never raises on malformed messages or artifacts.
+
+    Args:
+        messages: The thread, ending with the tool step.
+        context: The turn's settings.
+        record: The state's ``stop_turn``: what earlier steps counted toward the bounds.
+
+    Example:
+        Under ``stop_mode="never"`` a completed step goes back to the model:
+
+            >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+            >>> from stop_on_artifact import StopSettings, completed, decide
+            >>> ask = AIMessage("", tool_calls=[{"name": "kb", "args": {}, "id": "c1"}])
+            >>> done = ToolMessage("Within 30 days.", tool_call_id="c1", artifact=completed())
+            >>> messages = [HumanMessage("Refunds?"), ask, done]
+            >>> decide(messages, StopSettings(stop_mode="never"))["rule"]
+            'stop_mode_never'
     """
     return decide_turn(scan_turn(messages, record), context)
 
@@ -245,31 +217,22 @@ def is_hard_stop(decision: StopDecision, context: StopSettings) -> bool:
 
     ``polish`` phrases completed and fatal answers with one more model call; a policy
     block, a spent retry budget, the model-call cap and the step limit end with their own text.
+
+    Args:
+        decision: The step's decision.
+        context: The turn's settings.
+
+    Example:
+        Under ``polish`` a completed stop gets one more model call:
+
+            >>> from stop_on_artifact import StopSettings, is_hard_stop
+            >>> decision = {"action": "stop", "rule": "completed"}
+            >>> is_hard_stop(decision, StopSettings(stop_mode="polish"))
+            False
     """
     return decision["action"] == "stop" and (
         context.stop_mode != "polish" or decision["rule"] in ALWAYS_HARD
     )
-
-
-def check_texts(**texts: str) -> None:
-    """Check a constructor's texts: non-empty strings, ``not_done_message``'s placeholders.
-
-    Raises:
-        ValueError: Naming the argument, never quoting it.
-    """
-    for name, value in texts.items():
-        if not isinstance(value, str) or not value.strip():
-            msg = f"{name} must be a non-empty string"
-            raise ValueError(msg)
-    try:
-        fields = list(Formatter().parse(texts.get("not_done_message", "")))
-    except ValueError:
-        fields = [("", "?", "", None)]  # unbalanced braces
-    if any(
-        f is not None and (f not in {"where", "tool", "why"} or s or c) for _, f, s, c in fields
-    ):
-        msg = "not_done_message may use only the placeholders {where}, {tool} and {why}"
-        raise ValueError(msg)
 
 
 def final_text(
@@ -289,6 +252,24 @@ def final_text(
     Raises:
         LookupError: If a listed call is not a call of this turn, a call in
             ``answer_from`` has no result, or nothing makes up an answer.
+
+    Args:
+        decision: A hard stop's decision.
+        messages: The thread the decision read.
+        retry_budget_message: The closing line when the retry budget is spent.
+        model_call_limit_message: The closing line when the model-call cap ends the run.
+        not_done_message: The line of a part left undone unless its tool wrote ``not_done``.
+
+    Example:
+        A completed call's content answers verbatim:
+
+            >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+            >>> from stop_on_artifact import StopSettings, completed, decide, final_text
+            >>> ask = AIMessage("", tool_calls=[{"name": "kb", "args": {}, "id": "c1"}])
+            >>> done = ToolMessage("Within 30 days.", tool_call_id="c1", artifact=completed())
+            >>> messages = [HumanMessage("Refunds?"), ask, done]
+            >>> final_text(decide(messages, StopSettings()), messages)
+            'Within 30 days.'
     """
     texts = (retry_budget_message, model_call_limit_message, not_done_message)
     answer = final_content(decision, messages, *texts)

@@ -54,7 +54,15 @@ class StopOnArtifactState(AgentState[ResponseT]):
 
 
 class MiddlewareOrderError(RuntimeError):
-    """Another middleware's ``before_model`` hook runs after the stop's: it would not see a stop."""
+    """Another middleware's ``before_model`` hook runs after the stop's: it would not see a stop.
+
+    Example:
+        Raised at the turn's first model call when the order is wrong:
+
+            >>> from stop_on_artifact import MiddlewareOrderError
+            >>> issubclass(MiddlewareOrderError, RuntimeError)
+            True
+    """
 
 
 class StopOnArtifactMiddleware(
@@ -71,7 +79,22 @@ class StopOnArtifactMiddleware(
     see a stopped step): else the turn's first model call raises :class:`MiddlewareOrderError`.
     ``wrap_tool_call`` is on the instance's class only when a setting uses it.
 
-    Example: ``create_agent(model, tools, middleware=[StopOnArtifactMiddleware()])``.
+    Args:
+        **arguments: :class:`~stop_on_artifact.StopRouter`'s arguments, with ``on_model_call``
+            and ``subagent_stops``.
+
+    Example:
+        A scripted model calls the tool once; its completed result answers:
+
+            >>> from langchain.agents import create_agent
+            >>> from stop_on_artifact import StopOnArtifactMiddleware
+            >>> from stop_on_artifact import testing
+            >>> model = testing.ScriptedChatModel(script=testing.call_then_answer())
+            >>> stop = StopOnArtifactMiddleware()
+            >>> agent = create_agent(model, [testing.forced_tool()], middleware=[stop])
+            >>> result = agent.invoke({"messages": [{"role": "user", "content": "refunds"}]})
+            >>> result["stop_decision"]["rule"], result["messages"][-1].content.splitlines()[-1]
+            ('completed', 'The page about refunds.')
     """
 
     state_schema = StopOnArtifactState  # type: ignore[assignment]

@@ -59,8 +59,19 @@ def _identifier(value: object, field_name: str) -> str:
 class Block:
     """What a policy says about a call it blocks.
 
-    ``refusal`` (user-safe Markdown) answers it; ``rejected`` after a reject (None: refusal);
-    ``description`` is what a person approves; ``fields`` small scalars for the artifact.
+    Args:
+        refusal: The user-safe Markdown that answers the blocked call.
+        description: What a person approves, when the policy asks.
+        rejected: The answer after a person rejects it (None: ``refusal``).
+        fields: Small scalars for the artifact.
+
+    Example:
+        A policy's check returns it to block a call:
+
+            >>> from stop_on_artifact import Block
+            >>> block = Block(refusal="Over $500: ask a manager.", description="Refund $900")
+            >>> block.rejected is None, block.fields
+            (True, {})
     """
 
     refusal: str
@@ -86,7 +97,18 @@ class Block:
 class ToolPolicy:
     """A named check run on each call of ``tools`` (None: every tool) before it runs.
 
-    ``on_block`` is ``"refuse"``, ``"ask"``, or a function of the run's context saying which.
+    Args:
+        name: The policy's name, an identifier (the artifact's ``policy``).
+        check: ``(call, context) -> Block | None``: None lets the call run.
+        on_block: ``"refuse"``, ``"ask"``, or a function of the run's context saying which.
+        tools: The tool names checked (None: every tool).
+
+    Example:
+        A check that lets every call of ``refund`` run:
+
+            >>> from stop_on_artifact import ToolPolicy
+            >>> ToolPolicy("refunds", lambda call, context: None, tools={"refund"}).tools
+            frozenset({'refund'})
     """
 
     name: str
@@ -127,7 +149,23 @@ class ToolPolicy:
 def tool_policy(
     name: str, *, on_block: Mode = "refuse", tools: Iterable[str] | None = None
 ) -> Callable[[Check], ToolPolicy]:
-    """Return a decorator making a :class:`ToolPolicy` of a ``(call, context)`` check."""
+    """Return a decorator making a :class:`ToolPolicy` of a ``(call, context)`` check.
+
+    Args:
+        name: The policy's name.
+        on_block: ``"refuse"``, ``"ask"``, or a function of the run's context saying which.
+        tools: The tool names checked (None: every tool).
+
+    Example:
+        The check, decorated, is the policy:
+
+            >>> from stop_on_artifact import Block, tool_policy
+            >>> @tool_policy("refunds", tools=["refund"])
+            ... def refunds(call, context):
+            ...     return Block(refusal="Ask a manager.", description="Refund") if call else None
+            >>> refunds.name, refunds.on_block
+            ('refunds', 'refuse')
+    """
     names = frozenset(tools) if tools is not None and not isinstance(tools, str) else tools
     return lambda check: ToolPolicy(name, check, on_block, cast("frozenset[str] | None", names))
 
@@ -270,6 +308,18 @@ class PolicyGate:
 
     The model node returns :meth:`record`'s update with the reply (the state declares
     ``<name>_verdict``); :meth:`run` or :meth:`arun` is the tools node's body.
+
+    Args:
+        policies: The :class:`ToolPolicy` list, distinct names, checked in order.
+        name: Names the state's keys (``<name>_verdict``), an identifier.
+        on_ask: A function of the policy's name run when a policy asks, or None.
+
+    Example:
+        The state's key is named after the gate:
+
+            >>> from stop_on_artifact import PolicyGate, tool_policy
+            >>> PolicyGate(policies=[tool_policy("audit")(lambda call, context: None)]).verdict_key
+            'policies_verdict'
     """
 
     def __init__(

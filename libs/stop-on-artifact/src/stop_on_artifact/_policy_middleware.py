@@ -61,6 +61,18 @@ class PolicyMiddleware(AgentMiddleware[PolicyState[ResponseT], ContextT, Respons
     """Refuse a blocked tool call, or ask a person first, before the tool runs.
 
     Takes :class:`~stop_on_artifact.PolicyGate`'s arguments; ``name`` also names the node.
+
+    Args:
+        policies: The :class:`~stop_on_artifact.ToolPolicy` list, distinct names, in order.
+        name: Names the state's keys and the node (``<name>.after_model``), an identifier.
+        on_ask: A function of the policy's name run when a policy asks, or None.
+
+    Example:
+        It goes before the stop in ``middleware=``:
+
+            >>> from stop_on_artifact import PolicyMiddleware, tool_policy
+            >>> PolicyMiddleware(policies=[tool_policy("audit")(lambda call, context: None)]).name
+            'policies'
     """
 
     state_schema = PolicyState  # type: ignore[assignment]

@@ -56,6 +56,15 @@ class StopState(MessagesState):
 
     Inherit it (``class State(StopState): ...``); without these keys the router fails with
     :class:`StateSchemaError`.
+
+    Example:
+        A graph's own state adds its keys:
+
+            >>> from stop_on_artifact import StopState
+            >>> class State(StopState):
+            ...     customer: str
+            >>> sorted(State.__required_keys__ | State.__optional_keys__)
+            ['customer', 'messages', 'stop_decision', 'stop_turn']
     """
 
     stop_decision: NotRequired[Decision]
@@ -63,7 +72,15 @@ class StopState(MessagesState):
 
 
 class StateSchemaError(RuntimeError):
-    """The graph's state lacks a key the library writes; the message names it and the fix."""
+    """The graph's state lacks a key the library writes; the message names it and the fix.
+
+    Example:
+        Raised by the router when the state lacks a key:
+
+            >>> from stop_on_artifact import StateSchemaError
+            >>> issubclass(StateSchemaError, RuntimeError)
+            True
+    """
 
 
 def starts_turn(messages: Sequence[BaseMessage], record: object = None) -> bool:

@@ -30,7 +30,15 @@ _ATTEMPT: ContextVar[int] = ContextVar("stop_on_artifact_in_place_attempt", defa
 
 
 def current_attempt() -> int:
-    """Return which in-place attempt of a tool call is running: 0 first, then 1, 2, ..."""
+    """Return which in-place attempt of a tool call is running: 0 first, then 1, 2, ...
+
+    Example:
+        Read inside a tool; outside a retry in place it is 0:
+
+            >>> from stop_on_artifact import current_attempt
+            >>> current_attempt()
+            0
+    """
     return _ATTEMPT.get()
 
 

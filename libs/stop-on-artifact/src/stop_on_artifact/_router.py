@@ -21,6 +21,39 @@ class StopRouter(StopCore):
     The ``agent`` node binds the model with :meth:`bind_model` and returns :meth:`turn_update`
     with the reply, the tools node ends with :meth:`after_tools`, :meth:`route_after_tools`
     routes and :meth:`finalize` is a node; the state inherits ``StopState`` (see the README).
+
+    Args:
+        stop_mode: What a stop does: ``hard`` (default), ``polish`` or ``never``.
+        parallel_policy: Several calls in a step: ``all`` (default), ``priority``, ``any``.
+        max_retries: Transient outcomes allowed per user message, 0 to 50; default 2.
+        max_model_calls: Model calls allowed per user message, 1 to 50; default 6.
+        retry_in_place: Retry a transient call in place before the model hears of it.
+        initial_delay: Seconds before the first in-place retry, 0 to 5; default 0.
+        backoff_factor: Multiplier of that delay per retry, 1 to 10; default 2.
+        max_delay: Longest in-place wait, at most 5 s.
+        settings: All of these at once, instead of the flat arguments.
+        from_context: Let the context of the run that starts a turn set them.
+        settings_from_context: Your own ``(context) -> StopSettings | None`` instead.
+        on_decision: Called with every decision, after it is streamed.
+        subagent_stops: ``StopOnArtifactMiddleware`` only: a subagent's stop, handed back by
+            deepagents' ``task`` tool, is read as that call's artifact (see the README).
+        on_model_call: ``StopOnArtifactMiddleware`` only: called after every model call.
+        retry_budget_message: A hard stop's closing line when the retry budget is spent.
+        model_call_limit_message: Its closing line when the model-call cap ends the run.
+        not_done_message: A part left undone unless its tool wrote ``not_done`` ({where},
+            {tool} and {why} are filled in).
+
+    Raises:
+        TypeError: If ``settings`` comes with a flat argument or is not a
+            :class:`StopSettings`, or both ``from_context`` and ``settings_from_context``.
+        ValueError: If an argument is outside its allowed values (named, never quoted).
+
+    Example:
+        The flat arguments make its settings:
+
+            >>> from stop_on_artifact import StopRouter
+            >>> StopRouter(stop_mode="polish", max_retries=1).settings.stop_mode
+            'polish'
     """
 
     def bind_model(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import is_dataclass
+from string import Formatter
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -29,6 +30,23 @@ class StopSettings(BaseModel):
     Frozen and strict (``max_retries="2"`` and unknown fields are refused); a
     ``pydantic.ValidationError`` names the setting and never quotes the value. A run
     context may subclass it, so Studio shows these descriptions and bounds.
+
+    Attributes:
+        stop_mode: What a stop does: ``hard`` (default), ``polish`` or ``never``.
+        parallel_policy: Several calls in a step: ``all`` (default), ``priority``, ``any``.
+        max_retries: Transient outcomes allowed per user message, 0 to 50; default 2.
+        max_model_calls: Model calls allowed per user message, 1 to 50; default 6.
+        retry_in_place: Retry a transient call in place before the model hears of it.
+        initial_delay: Seconds before the first in-place retry, 0 to 5; default 0.
+        backoff_factor: Multiplier of that delay per retry, 1 to 10; default 2.
+        max_delay: Longest in-place wait, at most 5 s.
+
+    Example:
+        Unset fields keep their defaults:
+
+            >>> from stop_on_artifact import StopSettings
+            >>> StopSettings(stop_mode="polish", max_retries=1).max_model_calls
+            6
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
@@ -166,3 +184,24 @@ def settings_from_arguments(
         )
         msg = f"{owner} argument {problems}"
         raise ValueError(msg) from None
+
+
+def check_texts(**texts: str) -> None:
+    """Check a constructor's texts: non-empty strings, ``not_done_message``'s placeholders.
+
+    Raises:
+        ValueError: Naming the argument, never quoting it.
+    """
+    for name, value in texts.items():
+        if not isinstance(value, str) or not value.strip():
+            msg = f"{name} must be a non-empty string"
+            raise ValueError(msg)
+    try:
+        fields = list(Formatter().parse(texts.get("not_done_message", "")))
+    except ValueError:
+        fields = [("", "?", "", None)]  # unbalanced braces
+    if any(
+        f is not None and (f not in {"where", "tool", "why"} or s or c) for _, f, s, c in fields
+    ):
+        msg = "not_done_message may use only the placeholders {where}, {tool} and {why}"
+        raise ValueError(msg)
