@@ -68,10 +68,15 @@ prod-lock: $(UV) ## Re-pin aegra/requirements.txt from aegra/requirements.in.
 		--python-platform x86_64-unknown-linux-gnu --generate-hashes --no-header --quiet \
 		-o aegra/requirements.txt
 
+# The compat environments (package installs, then short suites) run beside pytest, whose
+# workers mostly wait on servers; their output follows pytest's, and either failing fails.
 test: install prod-env ## The whole suite: unit, dev server, Aegra; the pins; the built wheel on newest, 0.6.6 and langchain.mcp.
-	$(RUN) pytest -n $(TEST_WORKERS) --dist loadscope
 	@$(MAKE) --no-print-directory dist-build
-	SOA_WHEEL="$$(ls $(DIST)/*.whl)" $(RUN) python -m tests.compat.run --only pins legacy-0.6.6 $(WHEEL_ENVS)
+	@log=$$(mktemp); \
+	SOA_WHEEL="$$(ls $(DIST)/*.whl)" $(RUN) python -m tests.compat.run --only pins legacy-0.6.6 \
+		$(WHEEL_ENVS) > $$log 2>&1 & compat=$$!; \
+	status=0; $(RUN) pytest -n $(TEST_WORKERS) --dist loadscope || status=$$?; \
+	wait $$compat || status=$$?; cat $$log; rm -f $$log; exit $$status
 
 dist: dist-build ## Build and check the library's wheel and sdist (libs/stop-on-artifact/dist), then run its suite from the wheel in clean venvs.
 	SOA_WHEEL="$$(ls $(DIST)/*.whl)" $(RUN) python -m tests.compat.run --only $(WHEEL_ENVS)
