@@ -163,35 +163,21 @@ def test_release_publishes_the_dist_by_trusted_publishing() -> None:
     assert "id-token: write" not in CI.read_text("utf-8")
 
 
+def tool(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run one of the environment's tools from the repository's root, offline."""
+    return subprocess.run(
+        [str(BIN / name), *args], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
 def test_workflows_match_githubs_schema() -> None:
     files = [str(CI), str(RELEASE)]
-    done = subprocess.run(
-        [str(BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows", *files],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = tool("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *files)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_zizmor_finds_nothing_offline() -> None:
-    done = subprocess.run(
-        [
-            str(BIN / "zizmor"),
-            "--offline",
-            "--no-progress",
-            "--color",
-            "never",
-            ".github/workflows/",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = tool("zizmor", "--offline", "--no-progress", "--color", "never", ".github/workflows/")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "No findings to report" in done.stdout + done.stderr
 
@@ -210,14 +196,7 @@ def test_make_lint_runs_the_workflow_checks() -> None:
 
 def test_pre_commit_config_is_valid_and_local_only() -> None:
     path = ROOT / ".pre-commit-config.yaml"
-    done = subprocess.run(
-        [str(BIN / "pre-commit"), "validate-config", str(path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = tool("pre-commit", "validate-config", str(path))
     assert done.returncode == 0, done.stdout + done.stderr
 
     config = _load(path)

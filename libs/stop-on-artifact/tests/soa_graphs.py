@@ -51,6 +51,45 @@ class State(StopState):
     pass
 
 
+def agent_node(model: BaseChatModel, tools: Sequence[BaseTool], router: StopRouter) -> Any:
+    """The README's ``agent`` node, with an async twin: the bound model's reply, a new turn."""
+
+    def agent_sync(state: State) -> dict[str, Any]:
+        reply = router.bind_model(model, tools, state).invoke(state["messages"])
+        return {"messages": [reply], **router.turn_update(state)}
+
+    async def agent_async(state: State) -> dict[str, Any]:
+        reply = await router.bind_model(model, tools, state).ainvoke(state["messages"])
+        return {"messages": [reply], **router.turn_update(state)}
+
+    return RunnableLambda(agent_sync, afunc=agent_async, name="agent")
+
+
+def loop_graph(
+    state: type[Any],
+    agent: Any,
+    tools_node: Any,
+    router: StopRouter,
+    *,
+    context_schema: type[Any] | None = None,
+    checkpointer: Any = None,
+) -> Any:
+    """Compile ``agent -> tools -> route_after_tools -> agent | finalize`` from its nodes."""
+
+    def route(current: Any) -> Literal["agent", "finalize"]:
+        return router.route_after_tools(current)
+
+    builder = StateGraph(state, context_schema=context_schema)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", tools_node)
+    builder.add_node("finalize", router.finalize)
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
+    builder.add_conditional_edges("tools", route, {"agent": "agent", "finalize": "finalize"})
+    builder.add_edge("finalize", END)
+    return builder.compile(checkpointer=checkpointer)
+
+
 def hand_built(
     model: BaseChatModel,
     tools: Sequence[BaseTool],
@@ -65,16 +104,6 @@ def hand_built(
     """
     run_tools = ToolNode(list(tools), handle_tool_errors=True)  # 0.6's default, explicit
 
-    def agent_sync(state: State) -> dict[str, Any]:
-        messages = state["messages"]
-        reply = router.bind_model(model, tools, state).invoke(messages)
-        return {"messages": [reply], **router.turn_update(state)}
-
-    async def agent_async(state: State) -> dict[str, Any]:
-        messages = state["messages"]
-        reply = await router.bind_model(model, tools, state).ainvoke(messages)
-        return {"messages": [reply], **router.turn_update(state)}
-
     def tools_sync(state: State) -> dict[str, Any]:
         new = run_tools.invoke(state)["messages"]
         return {"messages": new, **router.after_tools(state, new)}
@@ -83,21 +112,15 @@ def hand_built(
         new = (await run_tools.ainvoke(state))["messages"]
         return {"messages": new, **router.after_tools(state, new)}
 
-    agent = RunnableLambda(agent_sync, afunc=agent_async, name="agent")
     tools_node = RunnableLambda(tools_sync, afunc=tools_async, name="tools")
-
-    def route(state: State) -> Literal["agent", "finalize"]:
-        return router.route_after_tools(state)
-
-    builder = StateGraph(State, context_schema=context_schema)
-    builder.add_node("agent", agent)
-    builder.add_node("tools", tools_node)
-    builder.add_node("finalize", router.finalize)
-    builder.add_edge(START, "agent")
-    builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
-    builder.add_conditional_edges("tools", route, {"agent": "agent", "finalize": "finalize"})
-    builder.add_edge("finalize", END)
-    return builder.compile(checkpointer=checkpointer)
+    return loop_graph(
+        State,
+        agent_node(model, tools, router),
+        tools_node,
+        router,
+        context_schema=context_schema,
+        checkpointer=checkpointer,
+    )
 
 
 def step_calls(state: StopState) -> list[ToolCall]:
@@ -121,14 +144,6 @@ def retrying_graph(
     """
     node = ToolNode(list(tools), handle_tool_errors=True)
 
-    def agent_sync(state: StopState) -> dict[str, Any]:
-        reply = router.bind_model(model, tools, state).invoke(state["messages"])
-        return {"messages": [reply], **router.turn_update(state)}
-
-    async def agent_async(state: StopState) -> dict[str, Any]:
-        reply = await router.bind_model(model, tools, state).ainvoke(state["messages"])
-        return {"messages": [reply], **router.turn_update(state)}
-
     def one(state: StopState, call: ToolCall) -> dict[str, Any]:
         return {"messages": [state["messages"][-1].model_copy(update={"tool_calls": [call]})]}
 
@@ -149,18 +164,9 @@ def retrying_graph(
         new = list(await asyncio.gather(*runs))
         return {"messages": new, **router.after_tools(state, new)}
 
-    def route(state: StopState) -> Literal["agent", "finalize"]:
-        return router.route_after_tools(state)
-
-    builder = StateGraph(StopState)
-    builder.add_node("agent", RunnableLambda(agent_sync, afunc=agent_async, name="agent"))
-    builder.add_node("tools", RunnableLambda(tools_sync, afunc=tools_async, name="tools"))
-    builder.add_node("finalize", router.finalize)
-    builder.add_edge(START, "agent")
-    builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
-    builder.add_conditional_edges("tools", route, {"agent": "agent", "finalize": "finalize"})
-    builder.add_edge("finalize", END)
-    return builder.compile(checkpointer=checkpointer)
+    tools_node = RunnableLambda(tools_sync, afunc=tools_async, name="tools")
+    agent = agent_node(model, tools, router)
+    return loop_graph(State, agent, tools_node, router, checkpointer=checkpointer)
 
 
 def functional(

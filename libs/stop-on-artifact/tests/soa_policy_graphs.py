@@ -15,9 +15,9 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.config import get_config
-from langgraph.graph import END, START, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
+from soa_graphs import loop_graph
 from stop_on_artifact import (
     Block,
     PolicyGate,
@@ -143,18 +143,10 @@ def hand_built(
         new = await gate.arun(state, run_calls)
         return {"messages": new, **router.after_tools(state, new)}
 
-    def route(state: GateState) -> Literal["agent", "finalize"]:
-        return router.route_after_tools(state)
-
-    builder = StateGraph(GateState, context_schema=Shop)
-    builder.add_node("agent", agent)
-    builder.add_node("tools", atools_node if asynchronous else tools_node)
-    builder.add_node("finalize", router.finalize)
-    builder.add_edge(START, "agent")
-    builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
-    builder.add_conditional_edges("tools", route, {"agent": "agent", "finalize": "finalize"})
-    builder.add_edge("finalize", END)
-    return builder.compile(checkpointer=checkpointer)
+    chosen = atools_node if asynchronous else tools_node
+    return loop_graph(
+        GateState, agent, chosen, router, context_schema=Shop, checkpointer=checkpointer
+    )
 
 
 def with_middleware(

@@ -35,7 +35,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 import stop_on_artifact
@@ -47,9 +47,8 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_config
-from langgraph.graph import END, START, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
-from soa_graphs import build, has_middleware, retrying_graph, user, with_middleware
+from langgraph.prebuilt import ToolNode
+from soa_graphs import build, has_middleware, loop_graph, retrying_graph, user, with_middleware
 from soa_policy_graphs import Shop
 from soa_policy_graphs import build as build_shop
 from stop_on_artifact import (
@@ -229,18 +228,15 @@ def asking_graph(tools: Sequence[BaseTool]) -> Any:
         new = await gate.arun(state, run_calls)
         return {"messages": new, **router.after_tools(state, new)}
 
-    def route(state: GateState) -> Literal["agent", "finalize"]:
-        return router.route_after_tools(state)
-
-    builder = StateGraph(GateState, context_schema=RunContext)
-    builder.add_node("agent", agent)
-    builder.add_node("tools", RunnableLambda(tools_sync, afunc=tools_async, name="tools"))
-    builder.add_node("finalize", router.finalize)
-    builder.add_edge(START, "agent")
-    builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
-    builder.add_conditional_edges("tools", route, {"agent": "agent", "finalize": "finalize"})
-    builder.add_edge("finalize", END)
-    return builder.compile(checkpointer=InMemorySaver())
+    tools_node = RunnableLambda(tools_sync, afunc=tools_async, name="tools")
+    return loop_graph(
+        GateState,
+        agent,
+        tools_node,
+        router,
+        context_schema=RunContext,
+        checkpointer=InMemorySaver(),
+    )
 
 
 def asking_agent(kind: str, tools: Sequence[BaseTool]) -> Any:

@@ -22,16 +22,12 @@ class StopRouter(StopCore):
     with the reply, the tools node ends with :meth:`after_tools`, :meth:`route_after_tools`
     routes and :meth:`finalize` is a node; the state inherits ``StopState`` (see the README).
 
+    The flat settings arguments (``stop_mode``, ``parallel_policy``, ``max_retries``,
+    ``max_model_calls``, ``retry_in_place``, ``initial_delay``, ``backoff_factor``,
+    ``max_delay``) are :class:`StopSettings`' fields, described there.
+
     Args:
-        stop_mode: What a stop does: ``hard`` (default), ``polish`` or ``never``.
-        parallel_policy: Several calls in a step: ``all`` (default), ``priority``, ``any``.
-        max_retries: Transient outcomes allowed per user message, 0 to 50; default 2.
-        max_model_calls: Model calls allowed per user message, 1 to 50; default 6.
-        retry_in_place: Retry a transient call in place before the model hears of it.
-        initial_delay: Seconds before the first in-place retry, 0 to 5; default 0.
-        backoff_factor: Multiplier of that delay per retry, 1 to 10; default 2.
-        max_delay: Longest in-place wait, at most 5 s.
-        settings: All of these at once, instead of the flat arguments.
+        settings: All of the flat settings at once, instead of the flat arguments.
         from_context: Let the context of the run that starts a turn set them.
         settings_from_context: Your own ``(context) -> StopSettings | None`` instead.
         on_decision: Called with every decision, after it is streamed.
