@@ -4,11 +4,15 @@ The reference pages are generated files: ``python libs/stop-on-artifact/tests/te
 rewrites ``docs/reference/`` and the Reference part of ``mkdocs.yml``'s nav from the three
 public ``__all__``, so a new public name without its page fails here until it is run. The strict
 build needs the dev tools (mkdocs, mkdocstrings); the compat environments have neither and skip
-it. Every public name's docstring has an ``Example:`` whose ``>>>`` lines run as printed.
+it. Every public name's docstring has an ``Example:`` whose ``>>>`` lines run as printed, and
+the docstrings are Markdown as mkdocstrings renders it: ``[X][stop_on_artifact.X]`` links a
+public name, single backticks mark code; a reStructuredText role or a double-backtick literal
+would show on the site as typed.
 """
 
 from __future__ import annotations
 
+import ast
 import doctest
 import importlib
 import importlib.util
@@ -31,6 +35,7 @@ REFERENCE = LIBRARY / "docs" / "reference"
 PACKAGE = LIBRARY / "src" / "stop_on_artifact"
 MODULES = ("testing", "messages")  # one page each, listing its __all__
 NEEDS_LANGCHAIN = {"_middleware", "_policy_middleware"}  # the [langchain] extra's modules
+RST = re.compile(r":[a-z]+:`|(?<!`)``(?!`)")  # a role, or a literal's double backticks (no fence)
 
 
 def pages() -> dict[str, str]:
@@ -70,10 +75,12 @@ def test_every_public_name_has_its_reference_page_and_nav_entry() -> None:
     assert MKDOCS.read_text("utf-8").endswith(nav()), "the nav's Reference part is stale"
 
 
-def test_the_site_builds_strictly_with_the_docstrings(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Build the site strictly once for this module's tests; fail on any warning."""
     pytest.importorskip("mkdocs")
     pytest.importorskip("mkdocstrings")
-    site = tmp_path / "site"
+    site = tmp_path_factory.mktemp("site")
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(MKDOCS), "-d", str(site)],
         capture_output=True,
@@ -84,6 +91,10 @@ def test_the_site_builds_strictly_with_the_docstrings(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "WARNING -" not in done.stderr, done.stderr
+    return site
+
+
+def test_the_site_builds_strictly_with_the_docstrings(site: Path) -> None:
     for name in ("StopOnArtifactMiddleware", "completed", "decide"):
         summary = inspect.getdoc(getattr(stop_on_artifact, name)).splitlines()[0]  # type: ignore[union-attr]
         words = re.sub(r"[`:]|func|class", "", summary).split()[:5]
@@ -92,6 +103,29 @@ def test_the_site_builds_strictly_with_the_docstrings(tmp_path: Path) -> None:
         assert " ".join(words) in " ".join(plain.split()), (name, words)
     home = (site / "index.html").read_text("utf-8")
     assert "Settings" in home and "content_and_artifact" in home
+
+
+def test_the_built_pages_show_no_restructuredtext_or_unresolved_link(site: Path) -> None:
+    for page in site.rglob("*.html"):
+        text = re.sub(r"<[^>]+>", "", page.read_text("utf-8"))
+        assert not RST.search(text), (page.relative_to(site), RST.search(text))
+        assert "][stop_on_artifact." not in text, page.relative_to(site)  # a link left as typed
+
+
+def docstrings(path: Path) -> list[tuple[int, str]]:
+    """Each docstring of a source file (module, class, function, attribute) and its line."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            if isinstance(node.value.value, str):
+                found.append((node.lineno, node.value.value))
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.glob("*.py")), ids=lambda path: path.name)
+def test_no_docstring_uses_restructuredtext(path: Path) -> None:
+    typed = [(line, RST.search(text)) for line, text in docstrings(path) if RST.search(text)]
+    assert not typed, f"{path.name}: RST roles or ``literals`` at lines {typed}; use `x`"
 
 
 def public_objects() -> dict[str, object]:

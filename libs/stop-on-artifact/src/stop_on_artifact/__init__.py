@@ -1,7 +1,6 @@
-"""Per-call tool stopping, decided from the tool's ``content_and_artifact`` artifact.
+"""Per-call tool stopping, decided from the tool's `content_and_artifact` artifact.
 
-This ``__all__`` is the public API, with :mod:`stop_on_artifact.messages` and
-:mod:`stop_on_artifact.testing`.
+This `__all__` is the public API, with `stop_on_artifact.messages` and `stop_on_artifact.testing`.
 """
 
 from __future__ import annotations
@@ -46,7 +45,7 @@ __all__ = [
 if not TYPE_CHECKING:  # a module __getattr__ would make a type checker accept any name
 
     def __getattr__(name: str) -> Any:
-        """Import the middleware on first use: it needs the ``[langchain]`` extra."""
+        """Import the middleware on first use: it needs the `[langchain]` extra."""
         module = {
             "StopOnArtifactMiddleware": "middleware",
             "MiddlewareOrderError": "middleware",

@@ -24,7 +24,7 @@ _MCP_MODULES = ("langchain_mcp_adapters.", "langchain.mcp.")  # the two clients'
 _MCP_TIMEOUTS = (408, -32001)  # a timed-out request's code: mcp 1.x's client, mcp 2.x's
 Stops = bool | Literal["when_marked"]
 MARK_ARGUMENT = "final"
-"""The optional argument ``adopt(tool, stops="when_marked")`` adds to the tool's schema."""
+"""The optional argument `adopt(tool, stops="when_marked")` adds to the tool's schema."""
 MARK_DESCRIPTION = (
     "Set true only when this call's result alone answers the user's whole request and no "
     "other call is needed after it."
@@ -32,10 +32,10 @@ MARK_DESCRIPTION = (
 
 
 class MCPErrorResult(Exception):
-    """An MCP tool's error result (``isError``), as :func:`adopt` classifies it.
+    """An MCP tool's error result (`isError`), as [adopt][stop_on_artifact.adopt] classifies it.
 
     Example:
-        An error result, fatal by default, answers with ``fatal_content``:
+        An error result, fatal by default, answers with `fatal_content`:
 
             >>> from stop_on_artifact import MCPErrorResult, adopt
             >>> def ask(q: str) -> str:
@@ -112,7 +112,7 @@ def _errors(name: str, value: type[Exception] | Errors) -> Errors:
 
 
 def _marked(schema: Any) -> Any:
-    """Return ``schema`` with the optional boolean :data:`MARK_ARGUMENT`."""
+    """Return `schema` with the optional boolean `MARK_ARGUMENT`."""
     if isinstance(schema, dict):  # an MCP tool's JSON schema
         properties = dict(schema.get("properties") or {})
         taken = MARK_ARGUMENT in properties
@@ -138,38 +138,37 @@ def adopt(
     fatal_content: str = FATAL_CONTENT,
     mcp_defaults: bool = True,
 ) -> BaseTool:
-    """Turn a tool that returns text and raises on failure into a ``content_and_artifact`` one.
+    """Turn a tool that returns text and raises on failure into a `content_and_artifact` one.
 
-    ``tool`` is a ``BaseTool`` (``@tool`` included) or a plain function with a docstring; the
+    `tool` is a `BaseTool` (`@tool` included) or a plain function with a docstring; the
     new tool keeps its name, description, arguments and error handling. A return is
-    ``completed``, the text as content. With ``stops=False`` it is a plain result (no
-    artifact: the model reads it, a hard stop never names it); with ``stops="when_marked"``
-    the tool gains the optional boolean argument :data:`MARK_ARGUMENT` (``final``), by which
-    the model says in the call itself that this result answers the request: completed when
-    true, plain otherwise. An exception of a ``transient`` type (a timeout, a 503) or a
-    ``fatal`` one (not found) gives that reason, ``error=<its type's name>`` and
-    ``transient_content`` (for the model) or ``fatal_content`` (a hard stop's answer), never
-    the exception's text (a URL, a key, a customer's data). Others are raised as before,
-    through the tool's ``handle_tool_error`` / ``handle_validation_error`` (then ``ToolNode``
-    or ``ToolErrorMiddleware`` make them rule ``tool_error``). A tool that takes an
-    ``InjectedToolCallId`` cannot be adopted.
+    `completed`, the text as content. With `stops=False` it is a plain result (no
+    artifact: the model reads it, a hard stop never names it); with `stops="when_marked"` the
+    tool gains the optional boolean argument [MARK_ARGUMENT][stop_on_artifact.MARK_ARGUMENT]
+    (`final`), by which the model says in the call itself that this result answers the
+    request: completed when true, plain otherwise. An exception of a `transient` type (a timeout, a
+    503) or a `fatal` one (not found) gives that reason, `error=<its type's name>` and
+    `transient_content` (for the model) or `fatal_content` (a hard stop's answer), never the
+    exception's text (a URL, a key, a customer's data). Others are raised as before, through the
+    tool's `handle_tool_error` / `handle_validation_error` (then `ToolNode` or `ToolErrorMiddleware`
+    make them rule `tool_error`). A tool that takes an `InjectedToolCallId` cannot be adopted.
 
-    An MCP tool from langchain-mcp-adapters or ``langchain.mcp`` (which know nothing of the
+    An MCP tool from langchain-mcp-adapters or `langchain.mcp` (which know nothing of the
     contract) is adopted the same way: its content on success (its structured content is
-    dropped), an error result read as :class:`MCPErrorResult` and a request timeout (mcp 1.x's
-    ``McpError`` 408, mcp 2.x's ``MCPError`` -32001) as ``TimeoutError``.
-    With ``mcp_defaults`` (the default), ``TimeoutError`` is added to ``transient`` and
-    ``MCPErrorResult`` to ``fatal`` unless listed in the other, so an error result not known to
-    be transient is fatal; list ``MCPErrorResult`` in ``transient`` to retry error results instead.
+    dropped), an error result read as [MCPErrorResult][stop_on_artifact.MCPErrorResult] and
+    a request timeout (mcp 1.x's `McpError` 408, mcp 2.x's `MCPError` -32001) as
+    `TimeoutError`. With `mcp_defaults` (the default), `TimeoutError` is added to `transient` and
+    `MCPErrorResult` to `fatal` unless listed in the other, so an error result not known to
+    be transient is fatal; list `MCPErrorResult` in `transient` to retry error results instead.
 
     Args:
-        tool: A ``BaseTool`` or a plain function with a docstring.
-        stops: ``True`` (a return completes), ``False`` (a plain result) or ``"when_marked"``.
+        tool: A `BaseTool` or a plain function with a docstring.
+        stops: `True` (a return completes), `False` (a plain result) or `"when_marked"`.
         transient: The exception type(s) the model may retry.
         fatal: The exception type(s) retrying cannot fix.
         transient_content: The content of a transient failure, for the model.
         fatal_content: The content of a fatal failure, a hard stop's answer.
-        mcp_defaults: Add ``TimeoutError`` to ``transient`` and ``MCPErrorResult`` to ``fatal``.
+        mcp_defaults: Add `TimeoutError` to `transient` and `MCPErrorResult` to `fatal`.
 
     Example:
         A plain function's return completes its call:
@@ -183,10 +182,11 @@ def adopt(
             {'stop': True, 'reason': 'completed'}
 
     Raises:
-        TypeError: If ``tool`` already returns ``(content, artifact)`` (an MCP tool aside) or a
+        TypeError: If `tool` already returns `(content, artifact)` (an MCP tool aside) or a
             type is no Exception.
-        ValueError: If an exception type is listed as both transient and fatal, or ``stops``
-            is ``"when_marked"`` and the tool has an argument named :data:`MARK_ARGUMENT`.
+        ValueError: If an exception type is listed as both transient and fatal, or `stops` is
+            `"when_marked"` and the tool has an argument named
+            [MARK_ARGUMENT][stop_on_artifact.MARK_ARGUMENT].
     """
     if stops not in (True, False, "when_marked"):
         raise ValueError("stops must be True, False or 'when_marked'")

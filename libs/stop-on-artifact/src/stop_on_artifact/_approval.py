@@ -42,7 +42,7 @@ class ApprovalUsedError(RuntimeError):
 
 
 def with_problem(request: hitl.HITLRequest, problem: str) -> hitl.HITLRequest:
-    """Return ``request`` asked again, each description led by what was wrong."""
+    """Return `request` asked again, each description led by what was wrong."""
     note = f"The last answer could not be used: {problem}."
     actions: list[hitl.ActionRequest] = [
         {**action, "description": f"{note}\n\n{action.get('description', '')}".rstrip()}
@@ -52,13 +52,13 @@ def with_problem(request: hitl.HITLRequest, problem: str) -> hitl.HITLRequest:
 
 
 def is_approval_request(value: object) -> bool:
-    """Return True when an interrupt's value holds ``action_requests`` and ``review_configs``."""
+    """Return True when an interrupt's value holds `action_requests` and `review_configs`."""
     keys = ("action_requests", "review_configs")
     return isinstance(value, Mapping) and all(isinstance(value.get(k), list) for k in keys)
 
 
 def decisions_problem(response: object, expected: int | None) -> str | None:
-    """Name the field wrong in a resume for ``expected`` actions (None: any), never a value."""
+    """Name the field wrong in a resume for `expected` actions (None: any), never a value."""
     if not isinstance(response, Mapping) or "decisions" not in response:
         return (
             "resume must be an object {'decisions': [...]} with one decision per action "
@@ -83,7 +83,7 @@ def decisions_problem(response: object, expected: int | None) -> str | None:
 
 
 def resume_problem(resume: object) -> str | None:
-    """Check a run's ``command.resume`` at a server's door, by itself or by interrupt id.
+    """Check a run's `command.resume` at a server's door, by itself or by interrupt id.
 
     Args:
         resume: The resume value, as a client sent it.
@@ -110,7 +110,7 @@ def resume_problem(resume: object) -> str | None:
 
 
 def read_decisions(response: object, expected: int) -> list[Decision]:
-    """Return a resume value's decisions; :class:`ResumeError` names the field if it is wrong."""
+    """Return a resume value's decisions; `ResumeError` names the field if it is wrong."""
     if (problem := decisions_problem(response, expected)) is not None:
         raise ResumeError(problem)
     return list(cast("Mapping[str, Any]", response)["decisions"])
@@ -119,8 +119,8 @@ def read_decisions(response: object, expected: int) -> list[Decision]:
 def reject_reason(decision: Mapping[str, Any]) -> str | None:
     r"""Return a reject's non-blank reason as a person reads it, or None.
 
-    On one line, cut to :data:`MAX_REASON_CHARS`, its Markdown escaped, and every ``$``
-    written ``\$`` (chat front ends read the text between two ``$`` as math); linear time.
+    On one line, cut to `MAX_REASON_CHARS`, its Markdown escaped, and every `$`
+    written `\$` (chat front ends read the text between two `$` as math); linear time.
     """
     message = decision.get("message") if decision.get("type") == "reject" else None
     if not isinstance(message, str) or not message.strip():
@@ -136,9 +136,9 @@ def reject_reason(decision: Mapping[str, Any]) -> str | None:
 
 
 def ask(actions: Sequence[hitl.ActionRequest]) -> list[Decision]:
-    """Pause until a resume answers ``actions`` (a malformed answer is asked again); claim it.
+    """Pause until a resume answers `actions` (a malformed answer is asked again); claim it.
 
-    A resume re-runs the node and ``interrupt()`` replays every answer so far.
+    A resume re-runs the node and `interrupt()` replays every answer so far.
     """
     configs = [
         {"action_name": a["name"], "allowed_decisions": ["approve", "reject"]} for a in actions
@@ -152,7 +152,7 @@ def ask(actions: Sequence[hitl.ActionRequest]) -> list[Decision]:
 
 
 def claim_answer() -> None:
-    """Claim the answered pause for this run; :class:`ApprovalUsedError` if another run did.
+    """Claim the answered pause for this run; `ApprovalUsedError` if another run did.
 
     Two runs resumed from one checkpoint share the thread and the asking task's namespace.
     """

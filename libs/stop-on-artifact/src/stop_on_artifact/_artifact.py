@@ -1,8 +1,8 @@
 """The artifact contract: the reason vocabulary, one builder per reason, strict parsing.
 
-A ``content_and_artifact`` tool returns ``(content, artifact)``; only orchestration reads the
-artifact, a small dict built by :func:`completed`, :func:`transient`, :func:`fatal` or
-:func:`policy_block` (over MCP, a result's structured content, also one level down).
+A `content_and_artifact` tool returns `(content, artifact)`; only orchestration reads the
+artifact, a small dict built by `completed`, `transient`, `fatal` or
+`policy_block` (over MCP, a result's structured content, also one level down).
 """
 
 from __future__ import annotations
@@ -21,23 +21,23 @@ REASONS: tuple[str, ...] = get_args(Reason)
 STOPPING_REASONS: frozenset[str] = frozenset({"completed", "fatal", "policy_block"})
 
 MAX_EXTRA_FIELD_CHARS = 200
-"""Longest string an optional artifact field may hold (but :data:`NOT_DONE_FIELD`)."""
+"""Longest string an optional artifact field may hold (but `NOT_DONE_FIELD`)."""
 NOT_DONE_FIELD = "not_done"
-"""The optional field a tool writes its user-safe "not done" line in (see :func:`transient`)."""
+"""The field of a tool's user-safe "not done" line (see [transient][stop_on_artifact.transient])."""
 MAX_NOT_DONE_CHARS = 500
-"""Longest ``not_done`` line."""
+"""Longest `not_done` line."""
 
 IN_PLACE_FIELD = "in_place_retries"
-"""Artifact field: how many extra attempts of the call ran in place (``retry_in_place``)."""
+"""Artifact field: how many extra attempts of the call ran in place (`retry_in_place`)."""
 STRUCTURED_FIELD = "structured_response"
-"""The one field that holds a dict: the run's structured answer (see ``response_format``)."""
+"""The one field that holds a dict: the run's structured answer (see `response_format`)."""
 MCP_FIELD = "structured_content"
-"""The one key of langchain-mcp-adapters' ``MCPToolArtifact``, holding the server's dict."""
+"""The one key of langchain-mcp-adapters' `MCPToolArtifact`, holding the server's dict."""
 
 LIBRARY_FIELDS = frozenset({"approval", IN_PLACE_FIELD})
 """Fields only the library writes (a person's answer, in-place retries): refused from a tool."""
 MARK = "stop_on_artifact"
-"""The ``ToolMessage.response_metadata`` key naming the library fields it added."""
+"""The `ToolMessage.response_metadata` key naming the library fields it added."""
 
 _SCALAR = (str, int, float, bool, type(None))
 _TOLD: set[str] = set()  # artifact types already named in a warning
@@ -86,7 +86,7 @@ def _field_problem(key: object, value: object, library: Collection[str] = ()) ->
 def build(
     reason: Reason, fields: Mapping[str, Any], library: Collection[str] = ()
 ) -> dict[str, Any]:
-    """Build an artifact: every field :func:`parse_artifact` accepts, but ``stop``/``reason``."""
+    """Build an artifact: every field `parse_artifact` accepts, but `stop`/`reason`."""
     for key, value in fields.items():
         if key in ("stop", "reason"):
             _fail(f"artifact field {key!r} is set by the builder")
@@ -99,12 +99,12 @@ def completed(**fields: Any) -> dict[str, Any]:
     """Build the artifact of a call whose content already answers (stop), with small scalars.
 
     Args:
-        **fields: Small scalar fields; ``structured_response={...}`` (a dict) is the run's
-            structured answer when the agent declares a ``response_format``: validated
+        **fields: Small scalar fields; `structured_response={...}` (a dict) is the run's
+            structured answer when the agent declares a `response_format`: validated
             against it, it ends the run with no model call.
 
     Example:
-        A tool returns ``"Refunds within 30 days.", completed(source="kb")``:
+        A tool returns `"Refunds within 30 days.", completed(source="kb")`:
 
             >>> from stop_on_artifact import completed
             >>> completed(source="kb")
@@ -119,13 +119,13 @@ def transient(
     """Build the artifact of a retryable failure (timeout, 503): go back to the model.
 
     Args:
-        not_done: The user-safe Markdown line (at most :data:`MAX_NOT_DONE_CHARS` characters, in
+        not_done: The user-safe Markdown line (at most `MAX_NOT_DONE_CHARS` characters, in
             the voice of the other parts) a hard stop's answer gives if this call is left
             unsettled; without it, a generic line naming the tool.
         **fields: Optional small scalar fields.
 
     Example:
-        A tool returns ``"Timed out.", transient(error="TimeoutError")``:
+        A tool returns `"Timed out.", transient(error="TimeoutError")`:
 
             >>> from stop_on_artifact import transient
             >>> transient(error="TimeoutError")
@@ -143,7 +143,7 @@ def fatal(**fields: str | int | float | bool | None) -> dict[str, Any]:
         **fields: Optional small scalar fields.
 
     Example:
-        A tool returns ``"No such order.", fatal(error="NotFound")``:
+        A tool returns `"No such order.", fatal(error="NotFound")`:
 
             >>> from stop_on_artifact import fatal
             >>> fatal(error="NotFound")
@@ -153,13 +153,13 @@ def fatal(**fields: str | int | float | bool | None) -> dict[str, Any]:
 
 
 def policy_block(**fields: str | int | float | bool | None) -> dict[str, Any]:
-    """Build the artifact of a call a policy refused: stop in every ``stop_mode``.
+    """Build the artifact of a call a policy refused: stop in every `stop_mode`.
 
     Args:
         **fields: Optional small scalar fields.
 
     Example:
-        A tool returns ``"Refunds need a manager.", policy_block(policy="refunds")``:
+        A tool returns `"Refunds need a manager.", policy_block(policy="refunds")`:
 
             >>> from stop_on_artifact import policy_block
             >>> policy_block(policy="refunds")
@@ -169,7 +169,7 @@ def policy_block(**fields: str | int | float | bool | None) -> dict[str, Any]:
 
 
 def with_fields(artifact: dict[str, Any], **fields: Any) -> dict[str, Any]:
-    """Return ``artifact`` with ``fields`` added where the contract is (an MCP tool's: inside)."""
+    """Return `artifact` with `fields` added where the contract is (an MCP tool's: inside)."""
     inner = contract(artifact)
     if inner is not artifact and isinstance(inner, dict):
         return {MCP_FIELD: {**inner, **fields}}
@@ -177,13 +177,13 @@ def with_fields(artifact: dict[str, Any], **fields: Any) -> dict[str, Any]:
 
 
 def library_fields(message: ToolMessage) -> list[str]:
-    """Return the :data:`LIBRARY_FIELDS` the library added to ``message``'s artifact."""
+    """Return the `LIBRARY_FIELDS` the library added to `message`'s artifact."""
     named = (message.response_metadata or {}).get(MARK)
     return [f for f in named if f in LIBRARY_FIELDS] if isinstance(named, list) else []
 
 
 def with_library_fields(message: ToolMessage, **fields: Any) -> ToolMessage:
-    """Return ``message`` with ``fields`` in its artifact, the library's named as such."""
+    """Return `message` with `fields` in its artifact, the library's named as such."""
     named = sorted({*library_fields(message), *(k for k in fields if k in LIBRARY_FIELDS)})
     metadata = {**(message.response_metadata or {}), MARK: named}
     artifact = with_fields(message.artifact or {}, **fields)
@@ -191,7 +191,7 @@ def with_library_fields(message: ToolMessage, **fields: Any) -> ToolMessage:
 
 
 def speaks(artifact: object) -> bool:
-    """Return whether an artifact speaks the contract (names ``stop`` or ``reason``).
+    """Return whether an artifact speaks the contract (names `stop` or `reason`).
 
     Another tool's own artifact (a shell's exit code, a server's data) does not: its result
     is a plain input for the model, like one with no artifact.
@@ -201,9 +201,9 @@ def speaks(artifact: object) -> bool:
 
 
 def contract(artifact: object) -> object:
-    """Return what holds the contract: an MCP tool's structured content, else ``artifact``.
+    """Return what holds the contract: an MCP tool's structured content, else `artifact`.
 
-    A pydantic model or a dataclass carrying ``stop`` or ``reason`` is read as its fields; any
+    A pydantic model or a dataclass carrying `stop` or `reason` is read as its fields; any
     other object that names them is ignored with a warning naming its type (never its value).
     """
     if isinstance(artifact, dict) and len(artifact) == 1 and MCP_FIELD in artifact:
@@ -233,18 +233,18 @@ def contract(artifact: object) -> object:
 def parse_artifact(artifact: object) -> dict[str, Any]:
     """Check what a ToolMessage carried strictly and return it.
 
-    An MCP tool's artifact (``{"structured_content": {...}}``, langchain-mcp-adapters') is read
+    An MCP tool's artifact (`{"structured_content": {...}}`, langchain-mcp-adapters') is read
     one level down and the server's dict returned; a pydantic model or dataclass as its fields.
 
     Args:
-        artifact: A ``ToolMessage.artifact``, or the ``ToolMessage``: then the fields only the
-            library writes (``approval``, ``in_place_retries``) are read where the library
+        artifact: A `ToolMessage.artifact`, or the `ToolMessage`: then the fields only the
+            library writes (`approval`, `in_place_retries`) are read where the library
             wrote them; from a tool (any bare artifact) they are refused.
 
     Raises:
-        InvalidArtifactError: Unless it is a dict with a real bool ``stop`` (not ``"false"``), a
-            ``reason`` of the vocabulary agreeing with it, small scalar fields, a string
-            ``not_done`` and a dict ``structured_response``. It names fields, never values.
+        InvalidArtifactError: Unless it is a dict with a real bool `stop` (not `"false"`), a
+            `reason` of the vocabulary agreeing with it, small scalar fields, a string
+            `not_done` and a dict `structured_response`. It names fields, never values.
 
     Example:
         A valid artifact comes back as it was:

@@ -55,7 +55,7 @@ ModelCallHook = Callable[[Sequence[BaseMessage], "StopDecision | None"], None]
 class StopCore:
     """Settings, the turn's record, the decision, the answer and in-place retries.
 
-    Its arguments: :class:`~stop_on_artifact.StopRouter`'s docstring (they are its arguments).
+    Its arguments: `StopRouter`'s docstring (they are its arguments).
     """
 
     calls_model_hook = False  # whether this door calls on_model_call (a router cannot)
@@ -107,10 +107,10 @@ class StopCore:
         return self.from_context or self.settings_from_context is not None
 
     def settings_for(self, context: object) -> StopSettings:
-        """Return the settings a turn started by a run with ``context`` records.
+        """Return the settings a turn started by a run with `context` records.
 
         Raises:
-            TypeError: If ``settings_from_context`` returns neither StopSettings nor None.
+            TypeError: If `settings_from_context` returns neither StopSettings nor None.
         """
         if self.settings_from_context is not None:
             chosen = self.settings_from_context(context)
@@ -130,12 +130,12 @@ class StopCore:
         *,
         begins: bool = False,
     ) -> dict[str, Any]:
-        """Return a new turn's ``{"stop_decision": None, "stop_turn": ...}``, else ``{}``.
+        """Return a new turn's `{"stop_decision": None, "stop_turn": ...}`, else `{}`.
 
         A turn begins at a user's question, and where a run begins: given the graph's
-        ``state``, at a model call that follows no tool step of the turn (a planner's or a
-        supervisor's reply); given ``begins``, here. The record holds the settings
-        ``context`` (None: the running graph's) resolves.
+        `state`, at a model call that follows no tool step of the turn (a planner's or a
+        supervisor's reply); given `begins`, here. The record holds the settings
+        `context` (None: the running graph's) resolves.
         """
         messages: Sequence[BaseMessage] = (
             (state.get("messages") or []) if isinstance(state, Mapping) else state
@@ -181,7 +181,7 @@ class StopCore:
     def decide_step(
         self, state: Mapping[str, Any], new: Sequence[BaseMessage], settings: StopSettings
     ) -> tuple[dict[str, Any], str | list[str | dict[str, Any]] | None]:
-        """Decide, stream and hook the step ``new`` ends.
+        """Decide, stream and hook the step `new` ends.
 
         Returns:
             The decision and the record's counts as a state update, and a hard stop's answer
@@ -231,7 +231,7 @@ class StopCore:
     def answer(
         self, decision: StopDecision, messages: Sequence[BaseMessage], turn: Turn | None = None
     ) -> str | list[str | dict[str, Any]]:
-        """Return a hard stop's answer in these texts, blocks kept (``final_content``)."""
+        """Return a hard stop's answer in these texts, blocks kept (`final_content`)."""
         return final_content(decision, messages, **self.texts, turn=turn)
 
     @staticmethod
@@ -282,7 +282,7 @@ class StopCore:
         return take
 
     def run_tool(self, run: Callable[[], ToolT], state: Mapping[str, Any]) -> ToolT:
-        """Run one tool call, retried in place while transient if ``retry_in_place`` is on."""
+        """Run one tool call, retried in place while transient if `retry_in_place` is on."""
         settings = self.turn_settings(state)
         if not settings.retry_in_place:
             return run()
@@ -291,7 +291,7 @@ class StopCore:
     async def arun_tool(
         self, run: Callable[[], Awaitable[ToolT]], state: Mapping[str, Any]
     ) -> ToolT:
-        """Async twin of :meth:`run_tool`."""
+        """Async twin of `run_tool`."""
         settings = self.turn_settings(state)
         if not settings.retry_in_place:
             return await run()
@@ -308,7 +308,7 @@ def _waits(settings: StopSettings) -> dict[str, Any]:
 
 
 def _execution() -> tuple[str, str]:
-    """Return the running step's input checkpoint id and task id (``""`` before langgraph 1.2)."""
+    """Return the running step's input checkpoint id and task id (`""` before langgraph 1.2)."""
     try:
         info = get_runtime().execution_info
     except (RuntimeError, AttributeError):
@@ -317,7 +317,7 @@ def _execution() -> tuple[str, str]:
 
 
 def _steps_left() -> int | None:
-    """Return the steps the run's ``recursion_limit`` leaves after this one; None outside."""
+    """Return the steps the run's `recursion_limit` leaves after this one; None outside."""
     try:
         scratchpad = get_config()["configurable"]["__pregel_scratchpad"]
         return int(scratchpad.stop - scratchpad.step)
@@ -326,7 +326,7 @@ def _steps_left() -> int | None:
 
 
 def _write(event: dict[str, Any]) -> None:
-    """Stream ``event`` in ``stream_mode="custom"``; outside a graph run, nowhere."""
+    """Stream `event` in `stream_mode="custom"`; outside a graph run, nowhere."""
     try:
         writer = get_stream_writer()
     except RuntimeError:
@@ -335,7 +335,7 @@ def _write(event: dict[str, Any]) -> None:
 
 
 def _run_context() -> tuple[object, str]:
-    """Return the running graph's context and run id; ``(None, "")`` outside a run."""
+    """Return the running graph's context and run id; `(None, "")` outside a run."""
     try:
         context = get_runtime().context
         config = get_config()

@@ -1,6 +1,6 @@
-"""The decision after a tool step (:func:`decide`) and a hard stop's answer (:func:`final_text`).
+"""The decision after a tool step (`decide`) and a hard stop's answer (`final_text`).
 
-Both read the turn once (``scan_turn``); the router and the middleware never re-implement a rule.
+Both read the turn once (`scan_turn`); the router and the middleware never re-implement a rule.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ Rule = Literal[
 """The rule that decided: metadata, stream events and tests name it."""
 
 ALWAYS_HARD = frozenset({"policy_block", "retry_budget", "model_call_limit", "step_limit"})
-"""Rules that end the run with their own text in every ``stop_mode``."""
+"""Rules that end the run with their own text in every `stop_mode`."""
 _PRIORITY = {"policy_block": 0, "fatal": 1, "completed": 2}
 
 ANSWER_SEPARATOR = "\n\n---\n\n"
@@ -43,7 +43,7 @@ MODEL_CALL_LIMIT_MESSAGE = (
 NOT_DONE_MESSAGE = (
     "**Not done: {where} (`{tool}`)**: {why}, so it was not completed. Ask again to retry."
 )
-"""A part left undone whose tool wrote no ``not_done`` line; ``{where}``, ``{tool}``, ``{why}``."""
+"""A part left undone whose tool wrote no `not_done` line; `{where}`, `{tool}`, `{why}`."""
 _WHY = {
     "transient": "it failed for a reason that may pass (a timeout or a busy service)",
     "invalid_artifact": "its result could not be confirmed",
@@ -55,7 +55,7 @@ _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 
 
 class StopDecision(TypedDict):
-    """What one tool step decided; checkpointed under ``stop_decision`` and streamed.
+    """What one tool step decided; checkpointed under `stop_decision` and streamed.
 
     Example:
         A completed call's step stops, its content the answer:
@@ -71,7 +71,7 @@ class StopDecision(TypedDict):
     """
 
     action: Literal["stop", "continue"]
-    """``stop`` ends the loop with a tool's content; ``continue`` goes back to the model."""
+    """`stop` ends the loop with a tool's content; `continue` goes back to the model."""
     rule: Rule
     reason: Reason | None
     """The deciding artifact's reason; None when no valid artifact decided."""
@@ -82,17 +82,17 @@ class StopDecision(TypedDict):
     unsettled: list[str]
     """On a hard stop, the calls answered as not done, in the question's order."""
     approval: NotRequired[str]
-    """``approved`` / ``rejected`` when a person was asked about a call of this turn."""
+    """`approved` / `rejected` when a person was asked about a call of this turn."""
     policy: NotRequired[str]
-    """Beside ``approval``: the policy that asked."""
+    """Beside `approval`: the policy that asked."""
     in_place_retries: NotRequired[int]
-    """Extra attempts run in place this turn (``retry_in_place``)."""
+    """Extra attempts run in place this turn (`retry_in_place`)."""
     saved: NotRequired[Saving]
-    """On a hard stop, the model call it skipped (see :mod:`stop_on_artifact._saving`)."""
+    """On a hard stop, the model call it skipped (see `stop_on_artifact._saving`)."""
     answer_chars: NotRequired[int]
     """On a hard stop, its answer's text length, right-stripped (a parent checks the text)."""
     structured: NotRequired[Literal["missing"]]
-    """``missing`` when a declared schema got no answer: ``structured_response`` is None."""
+    """`missing` when a declared schema got no answer: `structured_response` is None."""
 
 
 def decide(
@@ -103,21 +103,20 @@ def decide(
     """Decide whether the latest tool step ends the run.
 
     1. Each ToolMessage of the step gives its valid artifact's reason; an error status gives
-       ``tool_error`` (unless a valid fatal/policy_block artifact rides on it), a malformed
-       artifact ``invalid_artifact`` (one warning naming tool and problem, never content),
-       none ``no_artifact``.
+       `tool_error` (unless a valid fatal/policy_block artifact rides on it), a malformed artifact
+       `invalid_artifact` (one warning naming tool and problem, never content), none `no_artifact`.
     2. A plain result in the step (no artifact: the model has not read it yet) goes back to
-       the model. ``parallel_policy="all"`` stops only when every call of the step stops, the first
+       the model. `parallel_policy="all"` stops only when every call of the step stops, the first
        deciding; a policy block waits for a sibling that can still be retried, then the
-       turn's first refused part decides. ``priority`` (policy_block > fatal > completed)
-       and ``any`` (call order) stop on any stop, a policy block first.
-    3. ``stop_mode="never"`` turns a completed/fatal stop into ``stop_mode_never``.
-    4. A continue stops on ``retry_budget`` past ``max_retries`` transient outcomes this
-       turn, on ``model_call_limit`` at ``max_model_calls`` model calls, and on
-       ``step_limit`` when the run's ``recursion_limit`` leaves no room for another round;
+       turn's first refused part decides. `priority` (policy_block > fatal > completed)
+       and `any` (call order) stop on any stop, a policy block first.
+    3. `stop_mode="never"` turns a completed/fatal stop into `stop_mode_never`.
+    4. A continue stops on `retry_budget` past `max_retries` transient outcomes this
+       turn, on `model_call_limit` at `max_model_calls` model calls, and on
+       `step_limit` when the run's `recursion_limit` leaves no room for another round;
        the bounds hold on every decision, a step another middleware emptied included.
     5. A hard stop answers every part of the turn in the question's order: settled parts
-       by their content (``answer_from``), the others as not done (``unsettled``). A later
+       by their content (`answer_from`), the others as not done (`unsettled`). A later
        call of the same tool retries an unsettled part and takes its place. A plain result
        (an input the model read) is no part.
 
@@ -126,10 +125,10 @@ def decide(
     Args:
         messages: The thread, ending with the tool step.
         context: The turn's settings.
-        record: The state's ``stop_turn``: what earlier steps counted toward the bounds.
+        record: The state's `stop_turn`: what earlier steps counted toward the bounds.
 
     Example:
-        Under ``stop_mode="never"`` a completed step goes back to the model:
+        Under `stop_mode="never"` a completed step goes back to the model:
 
             >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
             >>> from stop_on_artifact import StopSettings, completed, decide
@@ -143,7 +142,7 @@ def decide(
 
 
 def decide_turn(turn: Turn, context: StopSettings, room: bool = True) -> StopDecision:
-    """Decide a turn already scanned (:func:`decide`); ``room``: a round fits the step limit."""
+    """Decide a turn already scanned (`decide`); `room`: a round fits the step limit."""
     for verdict in turn.step:
         if verdict.problem is not None:
             logger.warning(
@@ -213,9 +212,9 @@ def _choose(step: Sequence[Verdict], policy: str, blocked: Verdict | None) -> Ve
 
 
 def is_hard_stop(decision: StopDecision, context: StopSettings) -> bool:
-    """Return True when a stop ends the run with :func:`final_text`, no model call.
+    """Return True when a stop ends the run with its [final_text][stop_on_artifact.final_text].
 
-    ``polish`` phrases completed and fatal answers with one more model call; a policy
+    `polish` phrases completed and fatal answers with one more model call; a policy
     block, a spent retry budget, the model-call cap and the step limit end with their own text.
 
     Args:
@@ -223,7 +222,7 @@ def is_hard_stop(decision: StopDecision, context: StopSettings) -> bool:
         context: The turn's settings.
 
     Example:
-        Under ``polish`` a completed stop gets one more model call:
+        Under `polish` a completed stop gets one more model call:
 
             >>> from stop_on_artifact import StopSettings, is_hard_stop
             >>> decision = {"action": "stop", "rule": "completed"}
@@ -245,20 +244,20 @@ def final_text(
 ) -> str:
     """Return a hard stop's answer: each part in the question's order, joined by a rule.
 
-    A settled part is its content verbatim; an unsettled one the tool's ``not_done`` line,
-    else ``not_done_message``; a malformed call of the turn's last reply is not done, after
+    A settled part is its content verbatim; an unsettled one the tool's `not_done` line,
+    else `not_done_message`; a malformed call of the turn's last reply is not done, after
     that reply's calls; a text said twice is said once; then any closing line.
 
     Raises:
         LookupError: If a listed call is not a call of this turn, a call in
-            ``answer_from`` has no result, or nothing makes up an answer.
+            `answer_from` has no result, or nothing makes up an answer.
 
     Args:
         decision: A hard stop's decision.
         messages: The thread the decision read.
         retry_budget_message: The closing line when the retry budget is spent.
         model_call_limit_message: The closing line when the model-call cap ends the run.
-        not_done_message: The line of a part left undone unless its tool wrote ``not_done``.
+        not_done_message: The line of a part left undone unless its tool wrote `not_done`.
 
     Example:
         A completed call's content answers verbatim:
@@ -284,11 +283,11 @@ def final_content(
     not_done_message: str = NOT_DONE_MESSAGE,
     turn: Turn | None = None,
 ) -> str | list[str | dict[str, Any]]:
-    """Return :func:`final_text`'s answer, keeping the blocks of a settled part that are not text.
+    """Return `final_text`'s answer, keeping the blocks of a settled part that are not text.
 
     They (images, files) follow their part's text as the tool gave them, the text in text
-    blocks; with none, the answer is :func:`final_text`'s ``str``. Raises as it does.
-    ``turn``: the decision's own scan of ``messages`` (else scanned here, with no record).
+    blocks; with none, the answer is `final_text`'s `str`. Raises as it does.
+    `turn`: the decision's own scan of `messages` (else scanned here, with no record).
     """
     asked_here = messages[turn_start(messages) :]  # the last reply's malformed calls never ran
     reply = next((m for m in reversed(asked_here) if isinstance(m, AIMessage)), None)

@@ -1,4 +1,4 @@
-"""``StopOnArtifactMiddleware``: the stop decision in ``create_agent`` (langchain 1.x)."""
+"""`StopOnArtifactMiddleware`: the stop decision in `create_agent` (langchain 1.x)."""
 
 from __future__ import annotations
 
@@ -47,14 +47,14 @@ _Calls = Generator["ModelRequest[Any] | None", "ModelResponse[Any] | None", Any]
 
 
 class StopOnArtifactState(AgentState[ResponseT]):
-    """``create_agent``'s state with the latest stop decision and the turn's record."""
+    """`create_agent`'s state with the latest stop decision and the turn's record."""
 
     stop_decision: NotRequired[Decision]  # several in one step: the parent's own decides next
     stop_turn: NotRequired[Annotated[TurnRecord | None, PrivateStateAttr]]
 
 
 class MiddlewareOrderError(RuntimeError):
-    """Another middleware's ``before_model`` hook runs after the stop's: it would not see a stop.
+    """Another middleware's `before_model` hook runs after the stop's: it would not see a stop.
 
     Example:
         Raised at the turn's first model call when the order is wrong:
@@ -68,20 +68,21 @@ class MiddlewareOrderError(RuntimeError):
 class StopOnArtifactMiddleware(
     StopCore, AgentMiddleware[StopOnArtifactState[ResponseT], ContextT, ResponseT]
 ):
-    """Stop after a tool step when :func:`stop_on_artifact.decide` says so.
+    """Stop after a tool step when [stop_on_artifact.decide][stop_on_artifact.decide] says so.
 
-    ``before_model`` decides after each tool step, records ``stop_decision`` (checkpointed),
+    `before_model` decides after each tool step, records `stop_decision` (checkpointed),
     streams it and, on a hard stop, jumps to the end with the settled tools' content. Under
-    ``polish`` one more model call runs, with no tools. It takes
-    :class:`~stop_on_artifact.StopRouter`'s arguments, and ``on_model_call``.
+    `polish` one more model call runs, with no tools. It takes
+    [StopRouter][stop_on_artifact.StopRouter]'s arguments, and `on_model_call`.
 
-    It goes last among the middleware with a ``before_model`` hook (a hook after it would never
-    see a stopped step): else the turn's first model call raises :class:`MiddlewareOrderError`.
-    ``wrap_tool_call`` is on the instance's class only when a setting uses it.
+    It goes last among the middleware with a `before_model` hook (a hook after it would never
+    see a stopped step): else the turn's first model call raises
+    [MiddlewareOrderError][stop_on_artifact.MiddlewareOrderError]. `wrap_tool_call` is on the
+    instance's class only when a setting uses it.
 
     Args:
-        **arguments: :class:`~stop_on_artifact.StopRouter`'s arguments, with ``on_model_call``
-            and ``subagent_stops``.
+        **arguments: [StopRouter][stop_on_artifact.StopRouter]'s arguments, with `on_model_call`
+            and `subagent_stops`.
 
     Example:
         A scripted model calls the tool once; its completed result answers:
@@ -111,7 +112,7 @@ class StopOnArtifactMiddleware(
     @property
     @override
     def name(self) -> str:
-        """Node-name prefix: the hook's node is ``stop_on_artifact.before_model``."""
+        """Node-name prefix: the hook's node is `stop_on_artifact.before_model`."""
         return "stop_on_artifact"
 
     @hook_config(can_jump_to=["end"])
@@ -146,12 +147,12 @@ class StopOnArtifactMiddleware(
     async def abefore_model(
         self, state: StopOnArtifactState[ResponseT], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
-        """Async twin of :meth:`before_model`."""
+        """Async twin of `before_model`."""
         return self.before_model(state, runtime)
 
     @override
     def start_nodes(self) -> int:
-        """The stop's ``before_model`` node begins a turn."""
+        """The stop's `before_model` node begins a turn."""
         return 1
 
     @override
@@ -172,7 +173,7 @@ class StopOnArtifactMiddleware(
         """Yield each request to send (None: no model call); return what makes the response.
 
         A hard stop with a declared schema sends one call offered only the schema (none when
-        the tool's artifact answered it, or when ``max_model_calls=1`` leaves none); the polish
+        the tool's artifact answered it, or when `max_model_calls=1` leaves none); the polish
         call with a schema is prose, then the structured call.
         """
         state = request.state
@@ -242,7 +243,7 @@ class StopOnArtifactMiddleware(
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelCallResult[Any]:
-        """Async twin of :meth:`wrap_model_call`."""
+        """Async twin of `wrap_model_call`."""
         calls = self._calls(request)
         try:
             sent = next(calls)
@@ -253,10 +254,10 @@ class StopOnArtifactMiddleware(
 
 
 class _ToolLayer(StopOnArtifactMiddleware[Any, Any]):
-    """With ``wrap_tool_call``: in-place retries and subagents' stops."""
+    """With `wrap_tool_call`: in-place retries and subagents' stops."""
 
     def _handed_back(self, result: ToolResult) -> ToolResult:
-        """Read a subagent's hard stop (deepagents' ``task`` result) as its call's artifact.
+        """Read a subagent's hard stop (deepagents' `task` result) as its call's artifact.
 
         Its text must be the stop's answer (deepagents hands back an earlier message when
         that is blank): else the result stays plain. A spent budget is a part not done.
@@ -288,7 +289,7 @@ class _ToolLayer(StopOnArtifactMiddleware[Any, Any]):
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
     ) -> ToolResult:
-        """Retry a transient call in place first (``retry_in_place``); read a subagent's stop."""
+        """Retry a transient call in place first (`retry_in_place`); read a subagent's stop."""
         state = request.state if isinstance(request.state, dict) else {}
         return self._handed_back(self.run_tool(lambda: handler(request), state))
 
@@ -298,7 +299,7 @@ class _ToolLayer(StopOnArtifactMiddleware[Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
-        """Async twin of :meth:`wrap_tool_call`."""
+        """Async twin of `wrap_tool_call`."""
         state = request.state if isinstance(request.state, dict) else {}
         return self._handed_back(await self.arun_tool(lambda: handler(request), state))
 
@@ -312,9 +313,9 @@ def _saved(decision: StopDecision) -> int:
 def _structured(
     decision: StopDecision, result: list[BaseMessage], shaped: ModelResponse[Any] | None
 ) -> ModelCallResult[Any]:
-    """Return ``result`` with the schema's answer; without one, None and why, in the decision.
+    """Return `result` with the schema's answer; without one, None and why, in the decision.
 
-    A reply the strategy retries (ToolStrategy's ``handle_errors``) goes back as it came.
+    A reply the strategy retries (ToolStrategy's `handle_errors`) goes back as it came.
     """
     if shaped is not None and shaped.structured_response is not None:
         return ModelResponse(result=result, structured_response=shaped.structured_response)
@@ -340,7 +341,7 @@ def _payload(decision: StopDecision, messages: Sequence[BaseMessage]) -> Any:
 
 
 def _nodes() -> list[str]:
-    """Return the running graph's node names in order (its ``branch:to:<node>`` channels)."""
+    """Return the running graph's node names in order (its `branch:to:<node>` channels)."""
     try:
         channels = list(get_config()["configurable"]["__pregel_read"].args[1])
     except (RuntimeError, KeyError, AttributeError, IndexError, TypeError):
@@ -349,6 +350,6 @@ def _nodes() -> list[str]:
 
 
 def _hooks_after(node: str) -> list[str]:
-    """Return the ``before_model`` hooks that run after ``node`` in this create_agent graph."""
+    """Return the `before_model` hooks that run after `node` in this create_agent graph."""
     hooks = [name for name in _nodes() if name.endswith(".before_model")]
     return hooks[hooks.index(node) + 1 :] if node in hooks else []

@@ -1,6 +1,6 @@
 """Tool policies: refuse a call, or ask a person first, before any stop is read.
 
-:func:`screen` decides once per model turn, recorded with the reply, so a resume answers it.
+`screen` decides once per model turn, recorded with the reply, so a resume answers it.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class Block:
     Args:
         refusal: The user-safe Markdown that answers the blocked call.
         description: What a person approves, when the policy asks.
-        rejected: The answer after a person rejects it (None: ``refusal``).
+        rejected: The answer after a person rejects it (None: `refusal`).
         fields: Small scalars for the artifact.
 
     Example:
@@ -80,7 +80,7 @@ class Block:
     fields: Mapping[str, Scalar] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        """Check the texts and fields (:class:`PolicyError` names the field); copy the fields."""
+        """Check the texts and fields (`PolicyError` names the field); copy the fields."""
         for name in ("refusal", "description"):
             _require(isinstance(getattr(self, name), str), f"Block.{name} must be a string")
         _require(isinstance(self.rejected, str | None), "Block.rejected must be a string or None")
@@ -95,16 +95,16 @@ class Block:
 
 @dataclass(frozen=True)
 class ToolPolicy:
-    """A named check run on each call of ``tools`` (None: every tool) before it runs.
+    """A named check run on each call of `tools` (None: every tool) before it runs.
 
     Args:
-        name: The policy's name, an identifier (the artifact's ``policy``).
-        check: ``(call, context) -> Block | None``: None lets the call run.
-        on_block: ``"refuse"``, ``"ask"``, or a function of the run's context saying which.
+        name: The policy's name, an identifier (the artifact's `policy`).
+        check: `(call, context) -> Block | None`: None lets the call run.
+        on_block: `"refuse"`, `"ask"`, or a function of the run's context saying which.
         tools: The tool names checked (None: every tool).
 
     Example:
-        A check that lets every call of ``refund`` run:
+        A check that lets every call of `refund` run:
 
             >>> from stop_on_artifact import ToolPolicy
             >>> ToolPolicy("refunds", lambda call, context: None, tools={"refund"}).tools
@@ -117,7 +117,7 @@ class ToolPolicy:
     tools: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
-        """Check every field (:class:`PolicyError` names the field)."""
+        """Check every field (`PolicyError` names the field)."""
         _identifier(self.name, "ToolPolicy.name")
         ok = callable(self.check)
         _require(ok, "ToolPolicy.check must be a function (call, context) -> Block | None")
@@ -140,7 +140,7 @@ class ToolPolicy:
         return block
 
     def mode(self, context: Any) -> OnBlock:
-        """Return what a block does under ``context``; :class:`PolicyError` if not a mode."""
+        """Return what a block does under `context`; `PolicyError` if not a mode."""
         mode = self.on_block(context) if callable(self.on_block) else self.on_block
         _require(mode in ("refuse", "ask"), "ToolPolicy.on_block must return 'refuse' or 'ask'")
         return mode
@@ -149,11 +149,11 @@ class ToolPolicy:
 def tool_policy(
     name: str, *, on_block: Mode = "refuse", tools: Iterable[str] | None = None
 ) -> Callable[[Check], ToolPolicy]:
-    """Return a decorator making a :class:`ToolPolicy` of a ``(call, context)`` check.
+    """Make a `(call, context)` check a [ToolPolicy][stop_on_artifact.ToolPolicy] (a decorator).
 
     Args:
         name: The policy's name.
-        on_block: ``"refuse"``, ``"ask"``, or a function of the run's context saying which.
+        on_block: `"refuse"`, `"ask"`, or a function of the run's context saying which.
         tools: The tool names checked (None: every tool).
 
     Example:
@@ -187,7 +187,7 @@ class AskedCall(RefusedCall):
 
 
 class PolicyVerdict(TypedDict):
-    """The decision on a turn's calls (``screened``); ``carried``: approved retries."""
+    """The decision on a turn's calls (`screened`); `carried`: approved retries."""
 
     screened: list[str]
     refused: list[RefusedCall]
@@ -201,7 +201,7 @@ def _call_id(call: ToolCall) -> str:
 
 
 def _approved_retries(messages: Messages) -> list[tuple[str, dict[str, Any]]]:
-    """Return ``(tool, args)`` of calls approved this turn whose result was ``transient``."""
+    """Return `(tool, args)` of calls approved this turn whose result was `transient`."""
     turn = messages[turn_start(messages) :]
     calls = {c["id"]: c for m in turn if isinstance(m, AIMessage) for c in m.tool_calls}
     carried = []
@@ -220,7 +220,7 @@ def _approved_retries(messages: Messages) -> list[tuple[str, dict[str, Any]]]:
 def screen(
     calls: Sequence[ToolCall], policies: Sequence[ToolPolicy], context: Any, messages: Messages = ()
 ) -> PolicyVerdict | None:
-    """Decide once what the policies do with a turn's calls (``messages``: before the reply)."""
+    """Decide once what the policies do with a turn's calls (`messages`: before the reply)."""
     if not calls:
         return None
     verdict = PolicyVerdict(
@@ -252,7 +252,7 @@ def screen(
 def answers(verdict: PolicyVerdict | None, on_ask: AskHook = None) -> dict[str, Decision]:
     """Pause once, before any tool of the step runs, for the asked calls; return all decisions.
 
-    ``on_ask`` gets each asking policy's name at the pause and each resume; carried is approved.
+    `on_ask` gets each asking policy's name at the pause and each resume; carried is approved.
     """
     if verdict is None:
         return {}
@@ -295,7 +295,7 @@ def refusal_for(
 def mark_approved(
     message: ToolMessage, decisions: Mapping[str, Decision], policy_of: Mapping[str, str]
 ) -> ToolMessage:
-    """Add ``policy`` and ``approval="approved"`` to an approved call's dict artifact."""
+    """Add `policy` and `approval="approved"` to an approved call's dict artifact."""
     decision = decisions.get(message.tool_call_id)
     if decision is None or decision["type"] != "approve" or not isinstance(message.artifact, dict):
         return message
@@ -304,14 +304,14 @@ def mark_approved(
 
 
 class PolicyGate:
-    """The policies in a hand-built ``StateGraph`` (langgraph 0.6.6 too).
+    """The policies in a hand-built `StateGraph` (langgraph 0.6.6 too).
 
-    The model node returns :meth:`record`'s update with the reply (the state declares
-    ``<name>_verdict``); :meth:`run` or :meth:`arun` is the tools node's body.
+    The model node returns `record`'s update with the reply (the state declares
+    `<name>_verdict`); `run` or `arun` is the tools node's body.
 
     Args:
-        policies: The :class:`ToolPolicy` list, distinct names, checked in order.
-        name: Names the state's keys (``<name>_verdict``), an identifier.
+        policies: [ToolPolicy][stop_on_artifact.ToolPolicy]s of distinct names, checked in order.
+        name: Names the state's keys (`<name>_verdict`), an identifier.
         on_ask: A function of the policy's name run when a policy asks, or None.
 
     Example:
@@ -340,12 +340,12 @@ class PolicyGate:
         self.approved_key = f"{self.name}_approved"  # the ids approved this step (create_agent)
 
     def record(self, reply: BaseMessage, messages: Messages, context: Any) -> dict[str, Any]:
-        """Return ``{verdict_key: verdict}`` on ``reply``'s calls (``messages``: before it)."""
+        """Return `{verdict_key: verdict}` on `reply`'s calls (`messages`: before it)."""
         calls = reply.tool_calls if isinstance(reply, AIMessage) else []
         return {self.verdict_key: screen(calls, self.policies, context, messages)}
 
     def verdict(self, state: Mapping[str, Any], calls: Sequence[ToolCall]) -> PolicyVerdict | None:
-        """Return the verdict recorded with ``calls`` (by call id), or :class:`StateSchemaError`."""
+        """Return the verdict recorded with `calls` (by call id), or raise `StateSchemaError`."""
         if not calls:
             return None
         key, recorded = self.verdict_key, state.get(self.verdict_key)
@@ -391,6 +391,6 @@ class PolicyGate:
         return merge(list(await run_calls(allowed)) if allowed else [])
 
     def run(self, state: Mapping[str, Any], run_calls: RunCallsSync) -> list[ToolMessage]:
-        """Sync twin of :meth:`arun`."""
+        """Sync twin of `arun`."""
         allowed, merge = self._step(state)
         return merge(list(run_calls(allowed)) if allowed else [])

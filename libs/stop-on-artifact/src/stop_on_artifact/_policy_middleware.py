@@ -1,6 +1,6 @@
-"""``PolicyMiddleware``: tool policies in ``create_agent``, placed BEFORE the stop middleware.
+"""`PolicyMiddleware`: tool policies in `create_agent`, placed BEFORE the stop middleware.
 
-Its ``wrap_tool_call`` is then outermost: a refused call never reaches a retry or a tool.
+Its `wrap_tool_call` is then outermost: a refused call never reaches a retry or a tool.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ Marker = Callable[[ToolResult], ToolResult]
 
 
 class PolicyState(AgentState[ResponseT]):
-    """``create_agent``'s state with the records of the default ``name="policies"``."""
+    """`create_agent`'s state with the records of the default `name="policies"`."""
 
     policies_verdict: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
     policies_approved: NotRequired[Annotated[list[str], PrivateStateAttr]]  # in after_model
@@ -60,15 +60,15 @@ def _state_schema(name: str) -> type[Any]:
 class PolicyMiddleware(AgentMiddleware[PolicyState[ResponseT], ContextT, ResponseT]):
     """Refuse a blocked tool call, or ask a person first, before the tool runs.
 
-    Takes :class:`~stop_on_artifact.PolicyGate`'s arguments; ``name`` also names the node.
+    Takes [PolicyGate][stop_on_artifact.PolicyGate]'s arguments; `name` also names the node.
 
     Args:
-        policies: The :class:`~stop_on_artifact.ToolPolicy` list, distinct names, in order.
-        name: Names the state's keys and the node (``<name>.after_model``), an identifier.
+        policies: The [ToolPolicy][stop_on_artifact.ToolPolicy] list, distinct names, in order.
+        name: Names the state's keys and the node (`<name>.after_model`), an identifier.
         on_ask: A function of the policy's name run when a policy asks, or None.
 
     Example:
-        It goes before the stop in ``middleware=``:
+        It goes before the stop in `middleware=`:
 
             >>> from stop_on_artifact import PolicyMiddleware, tool_policy
             >>> PolicyMiddleware(policies=[tool_policy("audit")(lambda call, context: None)]).name
@@ -87,7 +87,7 @@ class PolicyMiddleware(AgentMiddleware[PolicyState[ResponseT], ContextT, Respons
 
     @property
     def name(self) -> str:
-        """Node-name prefix: the hook's node is ``<name>.after_model``."""
+        """Node-name prefix: the hook's node is `<name>.after_model`."""
         return self.gate.name
 
     def _recorded(
@@ -114,7 +114,7 @@ class PolicyMiddleware(AgentMiddleware[PolicyState[ResponseT], ContextT, Respons
         request: ModelRequest[ContextT],
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
     ) -> ExtendedModelResponse[ResponseT]:
-        """Async twin of :meth:`wrap_model_call`."""
+        """Async twin of `wrap_model_call`."""
         return self._recorded(request, await handler(request))
 
     def after_model(
@@ -134,7 +134,7 @@ class PolicyMiddleware(AgentMiddleware[PolicyState[ResponseT], ContextT, Respons
     async def aafter_model(
         self, state: PolicyState[ResponseT], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
-        """Async twin of :meth:`after_model`."""
+        """Async twin of `after_model`."""
         return self.after_model(state, runtime)
 
     def _screen(self, request: ToolCallRequest) -> tuple[ToolMessage | None, Marker]:
@@ -166,6 +166,6 @@ class PolicyMiddleware(AgentMiddleware[PolicyState[ResponseT], ContextT, Respons
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolResult]]
     ) -> ToolResult:
-        """Async twin of :meth:`wrap_tool_call`."""
+        """Async twin of `wrap_tool_call`."""
         refusal, mark = self._screen(request)
         return refusal if refusal is not None else mark(await handler(request))

@@ -1,4 +1,4 @@
-"""The turn's record (``stop_turn``): its settings, written once at its first model call.
+"""The turn's record (`stop_turn`): its settings, written once at its first model call.
 
 A turn may span several runs (a resume with whatever context): every later step reads the
 record, so another context changes nothing in the turn. Each decision adds what it counted,
@@ -29,9 +29,9 @@ class TurnRecord(TypedDict):
     """What a turn decided when it started, and what its decisions counted since."""
 
     turn: str
-    """The id of the last message present when the turn began (``#<position>`` without one)."""
+    """The id of the last message present when the turn began (`#<position>` without one)."""
     settings: dict[str, Any]
-    """The turn's :class:`~stop_on_artifact.StopSettings`, as JSON."""
+    """The turn's `StopSettings`, as JSON."""
     replies: NotRequired[list[str]]
     """The ids of the turn's model replies counted so far."""
     transients: NotRequired[dict[str, int]]
@@ -41,21 +41,21 @@ class TurnRecord(TypedDict):
 def latest(current: StopDecision | None, new: StopDecision | None) -> StopDecision | None:
     """Keep the latest decision; several in one step (subagents side by side) never collide.
 
-    deepagents copies a subagent's public state back into the parent, ``stop_decision``
+    deepagents copies a subagent's public state back into the parent, `stop_decision`
     included; the parent's own decision after that tool step replaces it.
     """
     return new
 
 
 Decision = Annotated[StopDecision | None, latest]
-"""The ``stop_decision`` key's type, with its reducer."""
+"""The `stop_decision` key's type, with its reducer."""
 
 
 class StopState(MessagesState):
-    """A hand-built graph's state: ``messages``, the latest decision and the turn's record.
+    """A hand-built graph's state: `messages`, the latest decision and the turn's record.
 
-    Inherit it (``class State(StopState): ...``); without these keys the router fails with
-    :class:`StateSchemaError`.
+    Inherit it (`class State(StopState): ...`); without these keys the router fails with
+    [StateSchemaError][stop_on_artifact.StateSchemaError].
 
     Example:
         A graph's own state adds its keys:
@@ -84,7 +84,7 @@ class StateSchemaError(RuntimeError):
 
 
 def starts_turn(messages: Sequence[BaseMessage], record: object = None) -> bool:
-    """Return True when ``messages`` end with a user's question ``record`` does not name yet.
+    """Return True when `messages` end with a user's question `record` does not name yet.
 
     A user message a tool adds after its result, or a summary a middleware writes, is no
     question: the turn goes on.
@@ -95,19 +95,19 @@ def starts_turn(messages: Sequence[BaseMessage], record: object = None) -> bool:
 
 
 def opens_turn(messages: Sequence[BaseMessage], record: object) -> bool:
-    """Return whether a model call on ``messages`` begins a turn: not after this turn's tools."""
+    """Return whether a model call on `messages` begins a turn: not after this turn's tools."""
     last = next((m for m in reversed(messages) if not isinstance(m, HumanMessage)), None)
     return not isinstance(last, ToolMessage) or not is_current(record, messages)
 
 
 def new_record(messages: Sequence[BaseMessage], settings: StopSettings) -> TurnRecord:
-    """Return the record of the turn that begins after ``messages`` (its last one's id)."""
+    """Return the record of the turn that begins after `messages` (its last one's id)."""
     turn = messages[-1].id if messages and messages[-1].id else f"#{len(messages) - 1}"
     return {"turn": turn, "settings": settings.model_dump(mode="json")}
 
 
 def is_current(record: object, messages: Sequence[BaseMessage]) -> bool:
-    """Return whether ``record`` is this turn's: no user's question came after its start.
+    """Return whether `record` is this turn's: no user's question came after its start.
 
     A record naming a message no longer in the list is current (a middleware trimmed it).
     """
@@ -151,8 +151,8 @@ def recorded_settings(
 ) -> StopSettings:
     """Return the settings the current turn runs under, from its record.
 
-    Fields of ``current`` (the run's context's settings, or its out-of-range field names)
-    that differ are logged once per turn and ``run``; ``owner`` is named in the error.
+    Fields of `current` (the run's context's settings, or its out-of-range field names)
+    that differ are logged once per turn and `run`; `owner` is named in the error.
 
     Raises:
         StateSchemaError: If the state holds no record of this turn.

@@ -1,8 +1,8 @@
 """Retry a transient tool call in place, before the model hears of it.
 
-The call runs again after ``initial_delay * backoff_factor ** n`` s (at most ``max_delay``)
-while transient and while ``take(result)`` grants one from the step's shared ``max_retries``
-budget; the last attempt's artifact records ``in_place_retries``.
+The call runs again after `initial_delay * backoff_factor ** n` s (at most `max_delay`)
+while transient and while `take(result)` grants one from the step's shared `max_retries`
+budget; the last attempt's artifact records `in_place_retries`.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def current_attempt() -> int:
 
 
 def is_transient(result: object) -> bool:
-    """Return True when ``result`` is a ToolMessage whose valid artifact says ``transient``."""
+    """Return True when `result` is a ToolMessage whose valid artifact says `transient`."""
     if not isinstance(result, ToolMessage) or not isinstance(result.artifact, dict):
         return False
     try:
@@ -67,7 +67,7 @@ def retry_in_place(
     max_delay: float = MAX_DELAY,
     sleep: Callable[[float], Any] = time.sleep,
 ) -> Result:
-    """Run a call, and again while transient and ``take(result)`` grants a retry (False: spent)."""
+    """Run a call, and again while transient and `take(result)` grants a retry (False: spent)."""
     done = 0
     while True:
         token = _ATTEMPT.set(done)
@@ -89,7 +89,7 @@ async def aretry_in_place(
     backoff_factor: float = 2.0,
     max_delay: float = MAX_DELAY,
 ) -> Result:
-    """Async twin of :func:`retry_in_place` (waits with ``asyncio.sleep``)."""
+    """Async twin of `retry_in_place` (waits with `asyncio.sleep`)."""
     done = 0
     while True:
         token = _ATTEMPT.set(done)

@@ -1,4 +1,4 @@
-"""The stop decision in a hand-built ``StateGraph``: ``agent -> tools -> (agent | finalize)``."""
+"""The stop decision in a hand-built `StateGraph`: `agent -> tools -> (agent | finalize)`."""
 
 from __future__ import annotations
 
@@ -16,32 +16,32 @@ StateT = TypeVar("StateT", bound=Mapping[str, Any])
 
 
 class StopRouter(StopCore):
-    """The model's tools, the tools-step decision, the route after tools and ``finalize``.
+    """The model's tools, the tools-step decision, the route after tools and `finalize`.
 
-    The ``agent`` node binds the model with :meth:`bind_model` and returns :meth:`turn_update`
-    with the reply, the tools node ends with :meth:`after_tools`, :meth:`route_after_tools`
-    routes and :meth:`finalize` is a node; the state inherits ``StopState`` (see the README).
+    The `agent` node binds the model with `bind_model` and returns `turn_update`
+    with the reply, the tools node ends with `after_tools`, `route_after_tools`
+    routes and `finalize` is a node; the state inherits `StopState` (see the README).
 
-    The flat settings arguments (``stop_mode``, ``parallel_policy``, ``max_retries``,
-    ``max_model_calls``, ``retry_in_place``, ``initial_delay``, ``backoff_factor``,
-    ``max_delay``) are :class:`StopSettings`' fields, described there.
+    The flat settings arguments (`stop_mode`, `parallel_policy`, `max_retries`,
+    `max_model_calls`, `retry_in_place`, `initial_delay`, `backoff_factor`,
+    `max_delay`) are [StopSettings][stop_on_artifact.StopSettings]' fields, described there.
 
     Args:
         settings: All of the flat settings at once, instead of the flat arguments.
         from_context: Let the context of the run that starts a turn set them.
-        settings_from_context: Your own ``(context) -> StopSettings | None`` instead.
+        settings_from_context: Your own `(context) -> StopSettings | None` instead.
         on_decision: Called with every decision, after it is streamed.
-        subagent_stops: ``StopOnArtifactMiddleware`` only: a subagent's stop, handed back by
-            deepagents' ``task`` tool, is read as that call's artifact (see the README).
-        on_model_call: ``StopOnArtifactMiddleware`` only: called after every model call.
+        subagent_stops: `StopOnArtifactMiddleware` only: a subagent's stop, handed back by
+            deepagents' `task` tool, is read as that call's artifact (see the README).
+        on_model_call: `StopOnArtifactMiddleware` only: called after every model call.
         retry_budget_message: A hard stop's closing line when the retry budget is spent.
         model_call_limit_message: Its closing line when the model-call cap ends the run.
-        not_done_message: A part left undone unless its tool wrote ``not_done`` ({where},
+        not_done_message: A part left undone unless its tool wrote `not_done` ({where},
             {tool} and {why} are filled in).
 
     Raises:
-        TypeError: If ``settings`` comes with a flat argument or is not a
-            :class:`StopSettings`, or both ``from_context`` and ``settings_from_context``.
+        TypeError: If `settings` is not a [StopSettings][stop_on_artifact.StopSettings] or comes
+            with a flat argument, or both `from_context` and `settings_from_context`.
         ValueError: If an argument is outside its allowed values (named, never quoted).
 
     Example:
@@ -55,16 +55,16 @@ class StopRouter(StopCore):
     def bind_model(
         self, model: BaseChatModel, tools: Sequence[Any], state: Mapping[str, Any]
     ) -> Runnable[LanguageModelInput, Any]:
-        """Return ``model.bind_tools(tools)``, or ``model`` itself for the polish call."""
+        """Return `model.bind_tools(tools)`, or `model` itself for the polish call."""
         return model if self.polishing(state) or not tools else model.bind_tools(tools)
 
     def after_tools(
         self, state: Mapping[str, Any], new: Sequence[BaseMessage]
     ) -> dict[str, StopDecision]:
-        """Return ``{"stop_decision": ...}`` for the step ``new`` ends (``state``: before it).
+        """Return `{"stop_decision": ...}` for the step `new` ends (`state`: before it).
 
         Raises:
-            TypeError: If ``state`` is not a mapping (0.2 passed the messages).
+            TypeError: If `state` is not a mapping (0.2 passed the messages).
             StateSchemaError: If the state holds no record of the turn.
         """
         if not isinstance(state, Mapping):
@@ -82,7 +82,7 @@ class StopRouter(StopCore):
         return decision is not None and is_hard_stop(decision, self.turn_settings(state))
 
     def route_after_tools(self, state: Mapping[str, Any]) -> Literal["agent", "finalize"]:
-        """Go to ``finalize`` on a hard stop; otherwise (continue, or polish) to ``agent``."""
+        """Go to `finalize` on a hard stop; otherwise (continue, or polish) to `agent`."""
         return "finalize" if self.is_hard(state) else "agent"
 
     def finalize(self, state: StateT) -> dict[str, list[AIMessage]]:

@@ -11,14 +11,14 @@ from typing_extensions import TypedDict
 
 
 class Saving(TypedDict):
-    """The model call a hard stop skipped: ``stop_decision["saved"]``."""
+    """The model call a hard stop skipped: `stop_decision["saved"]`."""
 
     model_calls: int
     """1, the call that would have restated the tools' content; 2 with a retry round first."""
     input_tokens: int
     output_tokens: int
     subagent_model_calls: NotRequired[int]
-    """Calls the subagents whose stops answer here saved in turn (``subagent_stops``)."""
+    """Calls the subagents whose stops answer here saved in turn (`subagent_stops`)."""
 
 
 def estimate_saving(
@@ -26,10 +26,10 @@ def estimate_saving(
     answer: str | list[str | dict[str, Any]],
     retried: Sequence[str] = (),
 ) -> Saving:
-    """Estimate the model calls a hard stop with ``answer`` skips after ``messages``.
+    """Estimate the model calls a hard stop with `answer` skips after `messages`.
 
-    The skipped call reads what the last model call read (its ``usage_metadata``, else
-    ``count_tokens_approximately``), that reply and the tool step, and writes the answer; a
+    The skipped call reads what the last model call read (its `usage_metadata`, else
+    `count_tokens_approximately`), that reply and the tool step, and writes the answer; a
     stop leaving parts to retry also skips the retry round.
 
     Args:

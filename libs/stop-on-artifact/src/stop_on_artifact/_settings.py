@@ -1,4 +1,4 @@
-"""The settings the stop decision reads, defined once: :class:`StopSettings`."""
+"""The settings the stop decision reads, defined once: `StopSettings`."""
 
 from __future__ import annotations
 
@@ -10,30 +10,30 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 StopMode = Literal["hard", "polish", "never"]
-"""``hard``: the settled tools' content answers; ``polish``: one more model call, no tools,
-phrases it; ``never``: completed and fatal go back to the model (blocks and bounds stop)."""
+"""`hard`: the settled tools' content answers; `polish`: one more model call, no tools,
+phrases it; `never`: completed and fatal go back to the model (blocks and bounds stop)."""
 
 ParallelPolicy = Literal["all", "priority", "any"]
-"""Several calls in a step: ``all`` stops when all settled, ``priority``/``any`` on any stop."""
+"""Several calls in a step: `all` stops when all settled, `priority`/`any` on any stop."""
 
 MAX_LIMIT = 50  # the largest max_retries / max_model_calls accepted
 MAX_DELAY = 5.0
 """Longest wait between two in-place attempts, so a run's settings cannot stall a worker."""
 
 SettingsFromContext = Callable[[Any], "StopSettings | None"]
-"""``(runtime.context) -> StopSettings``, or None to keep the constructor's settings."""
+"""`(runtime.context) -> StopSettings`, or None to keep the constructor's settings."""
 
 
 class StopSettings(BaseModel):
-    """Validated stop settings: ``StopSettings(stop_mode="polish", max_retries=1)``.
+    """Validated stop settings: `StopSettings(stop_mode="polish", max_retries=1)`.
 
-    Frozen and strict (``max_retries="2"`` and unknown fields are refused); a
-    ``pydantic.ValidationError`` names the setting and never quotes the value. A run
+    Frozen and strict (`max_retries="2"` and unknown fields are refused); a
+    `pydantic.ValidationError` names the setting and never quotes the value. A run
     context may subclass it, so Studio shows these descriptions and bounds.
 
     Attributes:
-        stop_mode: What a stop does: ``hard`` (default), ``polish`` or ``never``.
-        parallel_policy: Several calls in a step: ``all`` (default), ``priority``, ``any``.
+        stop_mode: What a stop does: `hard` (default), `polish` or `never`.
+        parallel_policy: Several calls in a step: `all` (default), `priority`, `any`.
         max_retries: Transient outcomes allowed per user message, 0 to 50; default 2.
         max_model_calls: Model calls allowed per user message, 1 to 50; default 6.
         retry_in_place: Retry a transient call in place before the model hears of it.
@@ -113,7 +113,7 @@ class StopSettings(BaseModel):
     def for_run(self, context: object) -> StopSettings:
         """Return these settings with what the run's context set (never a field's default).
 
-        A pydantic model's ``model_fields_set`` or a mapping's keys count; None keeps a setting.
+        A pydantic model's `model_fields_set` or a mapping's keys count; None keeps a setting.
 
         Raises:
             pydantic.ValidationError: If a value is outside its allowed values (named).
@@ -159,10 +159,10 @@ def named_settings(context: object) -> list[str]:
 def settings_from_arguments(
     owner: str, settings: StopSettings | None, flat: Mapping[str, object]
 ) -> StopSettings:
-    """Return a constructor's settings: ``settings``, or the flat arguments validated.
+    """Return a constructor's settings: `settings`, or the flat arguments validated.
 
     Raises:
-        TypeError: If both are given, or ``settings`` is not a :class:`StopSettings`.
+        TypeError: If both are given, or `settings` is not a `StopSettings`.
         ValueError: If a flat argument is outside its allowed values (named, never quoted).
     """
     given = {name: value for name, value in flat.items() if value is not None}
@@ -187,7 +187,7 @@ def settings_from_arguments(
 
 
 def check_texts(**texts: str) -> None:
-    """Check a constructor's texts: non-empty strings, ``not_done_message``'s placeholders.
+    """Check a constructor's texts: non-empty strings, `not_done_message`'s placeholders.
 
     Raises:
         ValueError: Naming the argument, never quoting it.

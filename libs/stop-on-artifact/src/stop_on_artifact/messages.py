@@ -1,4 +1,4 @@
-"""Read a thread's messages as the stop decision does; ``__all__`` is stable in a major version.
+"""Read a thread's messages as the stop decision does; `__all__` is stable in a major version.
 
 A *turn* is every message after the last user message; a *tool step*, every ToolMessage after
 the turn's last AIMessage with tool calls; a *part*, one thing the question asked for (a call
@@ -35,7 +35,7 @@ NO_MESSAGES = (
 
 
 def require_messages(messages: Sequence[BaseMessage]) -> None:
-    """Fail a run that has no messages with a ``ValueError`` naming ``messages``."""
+    """Fail a run that has no messages with a `ValueError` naming `messages`."""
     if not messages:
         raise ValueError(NO_MESSAGES)
 
@@ -60,7 +60,7 @@ def tool_calls(message: BaseMessage) -> list[dict[str, Any]]:
 def turn_start(messages: Sequence[BaseMessage], record: object = None) -> int:
     """Return the index where this turn begins.
 
-    With the turn's ``record``: just after the message it names (the last one present when
+    With the turn's `record`: just after the message it names (the last one present when
     the run began), or 0 once that message is gone. Without: just after the last user
     message that no tool added after its result and no middleware wrote as a summary.
     """
@@ -74,7 +74,7 @@ def turn_start(messages: Sequence[BaseMessage], record: object = None) -> int:
 
 
 def asks(messages: Sequence[BaseMessage], index: int) -> bool:
-    """Return whether ``messages[index]`` is a user's question, not a tool's or a summary."""
+    """Return whether `messages[index]` is a user's question, not a tool's or a summary."""
     message = messages[index]
     if not isinstance(message, HumanMessage):
         return False
@@ -107,14 +107,14 @@ def model_call_count(messages: Sequence[BaseMessage]) -> int:
 
 
 def in_place_retries(message: ToolMessage) -> int:
-    """Return how many in-place retries ran for ``message``'s call (0 when none)."""
+    """Return how many in-place retries ran for `message`'s call (0 when none)."""
     artifact = contract(message.artifact)
     count = artifact.get(IN_PLACE_FIELD) if isinstance(artifact, dict) else None
     return count if type(count) is int and count > 0 else 0
 
 
 def transient_count(messages: Sequence[BaseMessage]) -> int:
-    """Count this turn's ``transient`` outcomes, in-place attempts included (``max_retries``'s)."""
+    """Count this turn's `transient` outcomes, in-place attempts included (`max_retries`'s)."""
     return scan_turn(messages).transients
 
 
@@ -132,7 +132,7 @@ class Verdict:
 
     stop: bool
     rule: str
-    """Its reason, or ``tool_error`` / ``invalid_artifact`` / ``no_artifact``."""
+    """Its reason, or `tool_error` / `invalid_artifact` / `no_artifact`."""
     reason: str | None
     message: ToolMessage
     artifact: dict[str, Any] | None
@@ -147,7 +147,7 @@ class Verdict:
 
 
 def judge(message: ToolMessage) -> Verdict:
-    """Judge one ToolMessage (rule 1 of :func:`stop_on_artifact.decide`); never raises."""
+    """Judge one ToolMessage (rule 1 of `stop_on_artifact.decide`); never raises."""
     artifact: dict[str, Any] | None = None
     problem: str | None = None
     if speaks(message.artifact):
@@ -199,13 +199,13 @@ class Turn:
     in_place: int
     model_calls: int
     approvals: tuple[tuple[str, str, str | None], ...]
-    """``(tool_call_id, approval, policy)`` of every result with an approval, latest first."""
+    """`(tool_call_id, approval, policy)` of every result with an approval, latest first."""
     counted: dict[str, Any]
-    """What the turn's record keeps of the counts: ``replies``, ``transients`` by result."""
+    """What the turn's record keeps of the counts: `replies`, `transients` by result."""
 
 
 def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None = None) -> Turn:
-    """Read this turn once, never raising; ``record`` adds what a removed message counted."""
+    """Read this turn once, never raising; `record` adds what a removed message counted."""
     judged: dict[int, Verdict] = {}
 
     def verdict(message: ToolMessage) -> Verdict:
@@ -308,7 +308,7 @@ def _parts(
 def _retry_pairs(
     parts: Sequence[Part], calls: Sequence[Part], waiting: dict[str, list[int]]
 ) -> dict[int, int]:
-    """Return the index in ``parts`` each retrying call takes, by its index in ``calls``."""
+    """Return the index in `parts` each retrying call takes, by its index in `calls`."""
     pairs: dict[int, int] = {}
     for name in dict.fromkeys(call.name for call in calls):
         free = sorted(waiting.pop(name, []))

@@ -38,7 +38,7 @@ __all__ = [
     "forced_tool", "model_calls", "pending_approval", "reject", "stop_decision", "tool_call",
 ]  # fmt: skip
 Script = Callable[[Sequence[BaseMessage], Sequence[dict[str, Any]]], AIMessage]
-"""``(messages, tools) -> AIMessage``: the bound tools, in OpenAI format (empty when none)."""
+"""`(messages, tools) -> AIMessage`: the bound tools, in OpenAI format (empty when none)."""
 _Tools = Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool]
 _Stop = list[str] | None
 _Run = CallbackManagerForLLMRun | None
@@ -48,16 +48,16 @@ _HAS_CHUNK_POSITION = "chunk_position" in AIMessageChunk.model_fields  # langcha
 
 
 def tool_call(tool: dict[str, Any] | str, args: dict[str, Any], call_id: str) -> ToolCall:
-    """Build one tool call for a scripted reply; ``tool`` is a bound tool or a tool name."""
+    """Build one tool call for a scripted reply; `tool` is a bound tool or a tool name."""
     name = tool if isinstance(tool, str) else tool["function"]["name"]
     return {"name": name, "args": args, "id": call_id, "type": "tool_call"}
 
 
 class ScriptedChatModel(BaseChatModel):
-    """A fake chat model: each reply is what ``script`` returns for the call's history and tools.
+    """A fake chat model: each reply is what `script` returns for the call's history and tools.
 
-    Replies carry ``model_name`` and approximate usage; a stream's last chunk holds the tool
-    calls. A deterministic model overrides :meth:`respond` (stable in a major release).
+    Replies carry `model_name` and approximate usage; a stream's last chunk holds the tool
+    calls. A deterministic model overrides `respond` (stable in a major release).
     """
 
     script: Script | None = None
@@ -70,7 +70,7 @@ class ScriptedChatModel(BaseChatModel):
     def bind_tools(
         self, tools: _Tools, *, tool_choice: str | None = None, **kwargs: Any
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Return a bound copy whose script sees ``tools`` (``tool_choice`` is ignored)."""
+        """Return a bound copy whose script sees `tools` (`tool_choice` is ignored)."""
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
     def respond(
@@ -145,10 +145,10 @@ def call_then_answer(
 ) -> Script:
     """Return the script most stop tests need: call a tool, retry what was transient, answer.
 
-    On a user message it makes ``calls`` parallel calls of ``tool`` (default: the first bound)
-    with ``{argument: the user's text}`` (default: its first parameter); after a tool step, the
-    same for each ``transient`` result, with fresh ids (``call_<messages so far>_<i>``); else,
-    or with no tools bound, it answers ``answer`` (:data:`ANSWERED`).
+    On a user message it makes `calls` parallel calls of `tool` (default: the first bound)
+    with `{argument: the user's text}` (default: its first parameter); after a tool step, the
+    same for each `transient` result, with fresh ids (`call_<messages so far>_<i>`); else,
+    or with no tools bound, it answers `answer` ([ANSWERED][stop_on_artifact.testing.ANSWERED]).
     """
 
     def script(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
@@ -173,7 +173,7 @@ def call_then_answer(
 
 
 Outcome = Literal["success", "completed", "transient", "retryable", "fatal", "policy_block"]
-"""A forced outcome: ``success`` is ``completed``, ``retryable`` is ``transient``."""
+"""A forced outcome: `success` is `completed`, `retryable` is `transient`."""
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
 _FORCED: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
     "completed": ("# {query}\n\nThe page about {query}.", completed),
@@ -185,7 +185,7 @@ _FORCED |= {"success": _FORCED["completed"], "retryable": _FORCED["transient"]}
 
 
 def forced_result(outcome: Outcome, query: str = "the query") -> tuple[str, dict[str, Any]]:
-    """Return the ``(content, artifact)`` of a forced outcome; a ValueError for an unknown one."""
+    """Return the `(content, artifact)` of a forced outcome; a ValueError for an unknown one."""
     if outcome not in OUTCOMES:
         raise ValueError(f"outcome must be one of {list(OUTCOMES)}")
     content, build = _FORCED[outcome]
@@ -204,10 +204,10 @@ def forced_tool(
     *,
     description: str = "Look something up.",
 ) -> BaseTool:
-    """Return a ``content_and_artifact`` tool, argument ``query``, whose outcomes are forced.
+    """Return a `content_and_artifact` tool, argument `query`, whose outcomes are forced.
 
-    The turn's ``i``-th tool call (in the order issued, whatever its tool) gets ``outcomes[i]``,
-    the last repeating; it reads the turn from ``InjectedState("messages")``, on any thread.
+    The turn's `i`-th tool call (in the order issued, whatever its tool) gets `outcomes[i]`,
+    the last repeating; it reads the turn from `InjectedState("messages")`, on any thread.
     """
     forced = [outcomes] if isinstance(outcomes, str) else list(outcomes)
     if not forced or any(outcome not in OUTCOMES for outcome in forced):
@@ -235,14 +235,14 @@ def _messages(result: Mapping[str, Any]) -> list[BaseMessage]:
 
 
 def stop_decision(result: Mapping[str, Any]) -> StopDecision:
-    """Return ``result["stop_decision"]`` (of ``invoke`` or a snapshot); fail if none was made."""
+    """Return `result["stop_decision"]` (of `invoke` or a snapshot); fail if none was made."""
     if (decision := result.get("stop_decision")) is None:
         raise AssertionError("no stop_decision: no tool step ran this turn")
     return decision  # type: ignore[no-any-return]
 
 
 def assert_stopped(result: Mapping[str, Any], rule: str | None = None) -> StopDecision:
-    """Assert that the run stopped, by ``rule`` (``completed``, ``fatal``...) if given."""
+    """Assert that the run stopped, by `rule` (`completed`, `fatal`...) if given."""
     decision = stop_decision(result)
     if decision["action"] != "stop":
         raise AssertionError(f"the run continued (rule {decision['rule']!r})")
@@ -254,7 +254,7 @@ def assert_stopped(result: Mapping[str, Any], rule: str | None = None) -> StopDe
 def model_calls(result: Mapping[str, Any] | Sequence[BaseMessage]) -> int:
     """Count this turn's model calls: AIMessages with tool calls or metadata (not a relay).
 
-    ``result`` is what ``invoke`` returned (or a snapshot's values), or its messages.
+    `result` is what `invoke` returned (or a snapshot's values), or its messages.
     """
     messages = _messages(result) if isinstance(result, Mapping) else result
     replies = [m for m in messages[turn_start(messages) :] if isinstance(m, AIMessage)]
@@ -264,13 +264,14 @@ def model_calls(result: Mapping[str, Any] | Sequence[BaseMessage]) -> int:
 def answer_in_schema(
     schema: type | str, values: Mapping[str, Any], script: Script | None = None
 ) -> Script:
-    """Return ``script`` (default :func:`call_then_answer`) answering the declared schema.
+    """Return `script` answering the declared schema.
 
-    ``script`` sees the ordinary tools only. Where it answers in plain text and a schema is
-    offered, the reply is ``values``: a call of ToolStrategy's tool (named ``schema``, or its
-    class name), or JSON under ProviderStrategy (a ``json_schema`` entry among the tools).
+    `script` (default [call_then_answer][stop_on_artifact.testing.call_then_answer]) sees the
+    ordinary tools only. Where it answers in plain text and a schema is offered, the reply is
+    `values`: a call of ToolStrategy's tool (named `schema`, or its class name), or JSON under
+    ProviderStrategy (a `json_schema` entry among the tools).
 
-    Example: ``ScriptedChatModel(script=answer_in_schema(Refund, {"days": 30}))``.
+    Example: `ScriptedChatModel(script=answer_in_schema(Refund, {"days": 30}))`.
     """
     name, inner = (
         schema if isinstance(schema, str) else schema.__name__,
@@ -291,7 +292,7 @@ def answer_in_schema(
 
 
 def assert_structured(result: Mapping[str, Any], expected: object = None) -> None:
-    """Assert the run left a ``structured_response`` (equal to ``expected`` if given)."""
+    """Assert the run left a `structured_response` (equal to `expected` if given)."""
     value = result.get("structured_response")
     if value is None:
         why = (result.get("stop_decision") or {}).get("structured", "not declared or not reached")
@@ -301,13 +302,13 @@ def assert_structured(result: Mapping[str, Any], expected: object = None) -> Non
 
 
 def assert_model_calls(result: Mapping[str, Any], expected: int) -> None:
-    """Assert how many model calls ran this turn (see :func:`model_calls`)."""
+    """Assert [model_calls][stop_on_artifact.testing.model_calls] of the turn equals `expected`."""
     if (counted := model_calls(result)) != expected:
         raise AssertionError(f"{counted} model calls this turn, expected {expected}")
 
 
 def assert_answer_is_settled_content(result: Mapping[str, Any]) -> None:
-    """Assert a hard stop: the last message, from no model, is the decision's ``final_text``."""
+    """Assert a hard stop: the last message, from no model, is the decision's `final_text`."""
     decision, messages = assert_stopped(result), _messages(result)
     answer = messages[-1]
     if not isinstance(answer, AIMessage):
@@ -319,12 +320,12 @@ def assert_answer_is_settled_content(result: Mapping[str, Any]) -> None:
 
 
 def approve(count: int = 1) -> Command[Any]:
-    """Return the resume approving all ``count`` actions of a pending approval request."""
+    """Return the resume approving all `count` actions of a pending approval request."""
     return Command(resume={"decisions": [{"type": "approve"} for _ in range(count)]})
 
 
 def reject(reason: str | None = None, *, count: int = 1) -> Command[Any]:
-    """Return the resume rejecting all ``count`` actions, with the approver's ``reason`` if any."""
+    """Return the resume rejecting all `count` actions, with the approver's `reason` if any."""
     decision = {"type": "reject"} | ({} if reason is None else {"message": reason})
     return Command(resume={"decisions": [dict(decision) for _ in range(count)]})
 
