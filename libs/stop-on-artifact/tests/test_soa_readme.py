@@ -19,6 +19,7 @@ import os
 import re
 import sys
 import types
+import warnings
 from pathlib import Path
 from typing import Any, get_args, get_type_hints
 
@@ -164,3 +165,16 @@ def test_the_readme_names_every_setting_argument_and_rule() -> None:
     assert "stop_mode_never" in rules
     for name in set(StopSettings.model_fields) | arguments | rules:
         assert f"`{name}" in readme, name
+
+
+def test_every_readme_link_works_on_a_package_index_page() -> None:
+    # A package index shows the README alone: a relative link there points nowhere.
+    renderer = pytest.importorskip("readme_renderer.markdown")  # twine's, in the dev tools
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # without cmarkgfm it warns and renders nothing
+        html = renderer.render(text(), variant="GFM")
+    if html is None:  # the same links in Python-Markdown's HTML (mkdocs' renderer)
+        html = pytest.importorskip("markdown").markdown(text(), extensions=["fenced_code"])
+    assert "<h2" in html and "<code>" in html, "the README did not render"
+    hrefs = re.findall(r'href="([^"]*)"', html)
+    assert [href for href in hrefs if not href.startswith(("https://", "#"))] == []
