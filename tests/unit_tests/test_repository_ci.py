@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +162,39 @@ def test_release_publishes_the_dist_by_trusted_publishing() -> None:
     assert "password" not in text
     assert "secrets." not in text
     assert "id-token: write" not in CI.read_text("utf-8")
+
+
+def _wheel(root: Path, metadata: str) -> None:
+    """Write a wheel holding only ``metadata`` where ``make dist`` puts the library's."""
+    dist = root / "libs" / "stop-on-artifact" / "dist"
+    dist.mkdir(parents=True)
+    with zipfile.ZipFile(dist / "stop_on_artifact-0.0.1-py3-none-any.whl", "w") as archive:
+        archive.writestr("stop_on_artifact-0.0.1.dist-info/METADATA", metadata)
+
+
+def test_release_refuses_a_wheel_without_project_urls(tmp_path: Path) -> None:
+    build = _load(RELEASE)["jobs"]["build"]["steps"]
+    names = [step.get("name") or step.get("run") or step.get("uses") for step in build]
+    check = next(s for s in build if s.get("name") == "refuse a wheel without Project-URL")
+    assert names.index("make dist") < names.index(check["name"]) < len(names) - 1  # then upload
+    metadata = "Metadata-Version: 2.4\nName: stop-on-artifact\nVersion: 0.0.1\n"
+
+    def run(root: Path) -> subprocess.CompletedProcess[str]:
+        command = ["bash", "-e", "-c", check["run"]]
+        env = {"PATH": f"{BIN}:/usr/bin:/bin"}  # `python` is this environment's
+        return subprocess.run(
+            command, cwd=root, env=env, capture_output=True, text=True, check=False
+        )
+
+    _wheel(tmp_path / "without", metadata)
+    refused = run(tmp_path / "without")
+    assert refused.returncode != 0
+    assert "add [project.urls]" in refused.stderr and "pyproject.toml" in refused.stderr
+    _wheel(tmp_path / "with", metadata + "Project-URL: Repository, https://example.org/soa\n")
+    assert run(tmp_path / "with").returncode == 0
+    (tmp_path / "none").mkdir()
+    assert run(tmp_path / "none").returncode != 0  # no wheel at all: nothing to vouch for
+    assert "[project.urls]" in (ROOT / "CONTRIBUTING.md").read_text("utf-8")
 
 
 def tool(name: str, *args: str) -> subprocess.CompletedProcess[str]:
