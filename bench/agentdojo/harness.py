@@ -167,7 +167,9 @@ def model_error(run: Run) -> str | None:
         if not isinstance(message, AIMessage):
             continue
         for bad in message.invalid_tool_calls:
-            why = bad.get("error") or "its arguments are not JSON"
+            why = " ".join(str(bad.get("error") or "").split())
+            if "JSON" in why or not why:
+                why = "its arguments are not JSON"
             return f"model error: malformed call to {bad.get('name')!r}: {why}"
         for call in message.tool_calls:
             if run.tools and call["name"] not in run.tools:

@@ -217,7 +217,11 @@ def run_all(
             "no-loss": no_loss.as_dict() | {"dropped": dropped},
         },
         "configs": [
-            {"name": c.name, "description": c.description, "upper_bound": c.upper_bound}
+            {
+                "name": c.name,
+                "description": c.description,
+                "upper_bound": c.upper_bound and model is None,
+            }
             for c in configs
         ],
         "oracle_marks": {
