@@ -18,7 +18,11 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from langchain_core.language_models import BaseChatModel
+
+from bench.agentdojo.harness import REFUSED as REFUSED_BY_PROVIDER
 from bench.agentdojo.model import Journal, estimate, parse_price, price, spec
 from bench.agentdojo.report import README, goals, totals_table, update_readme, write
 from bench.agentdojo.run import FAULT_RATE, SEED, chosen_tasks, config_names, run_all
@@ -175,20 +179,23 @@ def run_model(args: argparse.Namespace, suites: tuple[str, ...], configs: list[s
     if not answer:
         print("not run", file=sys.stderr)
         return REFUSED
+    try:
+        chat_model = model.build()
+    except Exception as error:  # noqa: BLE001  (a missing package or key: say which, stop)
+        first = (str(error).strip().splitlines() or [""])[0]
+        print(
+            f"{model.label} could not be built ({type(error).__name__}): {first}", file=sys.stderr
+        )
+        return 1
     unit = prices or (0.0, 0.0)
     profile = Profile(model=model.label, input_usd_per_m=unit[0], output_usd_per_m=unit[1])
-    result = run_all(
-        suites=suites,
-        rate=args.fault_rate,
-        seed=args.seed,
-        profile=profile,
-        progress=(lambda line: None) if args.quiet else (lambda line: print(line, flush=True)),
-        limit=args.tasks,
-        model=model.build(),
-        model_label=model.label,
-        journal=journal,
-        only=configs,
-    )
+    try:
+        result = _run_all_on(chat_model, model.label, args, suites, profile, journal, configs)
+    except Exception as error:
+        if getattr(error, "status_code", None) not in REFUSED_BY_PROVIDER:
+            raise
+        print(f"the provider refused the key ({type(error).__name__}): stopped", file=sys.stderr)
+        return 1
     result["model"]["price_per_million"] = list(prices) if prices else None
     path = args.out / f"agentdojo-{model.slug}.json"
     path.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", "utf-8")
@@ -203,6 +210,29 @@ def run_model(args: argparse.Namespace, suites: tuple[str, ...], configs: list[s
             )
     print(f"took {result['meta']['duration_s']} s; wrote {path} and {journal.path}")
     return 0
+
+
+def _run_all_on(
+    chat_model: BaseChatModel,
+    label: str,
+    args: argparse.Namespace,
+    suites: tuple[str, ...],
+    profile: Profile,
+    journal: Journal,
+    configs: list[str],
+) -> dict[str, Any]:
+    return run_all(
+        suites=suites,
+        rate=args.fault_rate,
+        seed=args.seed,
+        profile=profile,
+        progress=(lambda line: None) if args.quiet else (lambda line: print(line, flush=True)),
+        limit=args.tasks,
+        model=chat_model,
+        model_label=label,
+        journal=journal,
+        only=configs,
+    )
 
 
 if __name__ == "__main__":

@@ -35,6 +35,10 @@ from bench.agentdojo.suites import Task, environment, suite, user_task
 from bench.agentdojo.tools import Faults
 from bench.latency import Profile
 
+PROVIDER_ERROR = "model error: provider: "
+"""How the cause of a run the provider failed (after its retries) begins."""
+REFUSED = (401, 403)
+"""Provider statuses that end the whole run: the key is missing, wrong or not allowed."""
 NOT_DONE = "Not done"
 """What the library's default line for a part left undone begins with."""
 
@@ -276,10 +280,10 @@ def run_task(
             pipeline, own, None, {}, environment=environment(task.suite)
         )
     except Exception as error:
-        if model is None:
-            raise
+        if model is None or getattr(error, "status_code", None) in REFUSED:
+            raise  # a harness bug, or a key the provider refuses: no task can run
         text = " ".join(str(error).split())[:300]
-        cause = f"model error: {type(error).__name__}: {text}"
+        cause = f"{PROVIDER_ERROR}{type(error).__name__}: {text}"
         return _failed_run(config, task, faults, cause, profile)
     run = pipeline.run
     if run is None:

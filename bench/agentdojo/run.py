@@ -27,6 +27,7 @@ from langchain_core.language_models import BaseChatModel
 
 from bench.agentdojo.configs import STOCK, Config, configurations
 from bench.agentdojo.harness import (
+    PROVIDER_ERROR,
     Outcome,
     Verdict,
     ground_truth_utility,
@@ -151,7 +152,8 @@ def run_all(
         limit: Run only the first ``limit`` tasks (in the benchmark's order).
         model: Run the configurations on this model instead of the replay.
         model_label: How the result names ``model``.
-        journal: Where each finished task of a model run goes, and what it resumes from.
+        journal: Where each finished task of a model run goes, and what it resumes from (a
+            task the provider failed, after its retries, runs again).
         only: Run only the configurations of these names (all when None).
 
     Returns:
@@ -198,7 +200,8 @@ def run_all(
             )
     stock = [o for o in outcomes if o.config == STOCK.name and not o.faults]
     check = harness_check(chosen, stock)
-    progress(f"harness check: {check['equal']} of {check['tasks']} tasks equal to AgentDojo's")
+    if model is None:
+        progress(f"harness check: {check['equal']} of {check['tasks']} tasks equal to AgentDojo's")
     result: dict[str, Any] = {
         "meta": {
             "benchmark": f"AgentDojo {VERSION}",
@@ -290,8 +293,8 @@ def _run_model(
 ) -> Outcome:
     """Run one task on the model, or read it from the journal when it ran already."""
     done = journal.get(config.name, faults.rate > 0, task.key) if journal else None
-    if done is not None:
-        return _from_row(done)
+    if done is not None and not str(done.get("cause") or "").startswith(PROVIDER_ERROR):
+        return _from_row(done)  # a provider's failure is tried again; the model's own is kept
     outcome = run_task(config, task, faults, profile, model=model)
     row: dict[str, Any] = outcome.as_dict()
     if config.marks:

@@ -9,6 +9,8 @@ it. It stands in for a local vLLM or Ollama server under the AgentDojo benchmark
 Its policy, decided from the request alone:
 
 * The first ``rate_limited`` requests are answered ``429`` with ``Retry-After: 0.01``.
+* A request whose first user message contains ``failing`` is answered ``400`` (a provider
+  error no client retries).
 * A request whose first user message contains ``malformed`` (a substring, case-insensitive)
   answers a call to the first offered tool whose arguments are not JSON.
 * Otherwise, when the last message is the user's and tools are offered: one call to
@@ -41,16 +43,27 @@ def _text(content: Any) -> str:
     return ""
 
 
+def _prompt(payload: dict[str, Any]) -> str:
+    messages = [m for m in payload.get("messages") or [] if isinstance(m, dict)]
+    return next((_text(m.get("content")) for m in messages if m.get("role") == "user"), "")
+
+
 class ScriptedOpenAI(LoopbackServer):
     """Loopback OpenAI-compatible chat completions with the policy above.
 
     Attributes:
         requests: Parsed JSON body of every chat completions request answered ``200``.
         limited: How many requests were answered ``429``.
+        failed: The first user message of every request answered ``400``.
     """
 
     def __init__(
-        self, *, rate_limited: int = 0, first_tool: str | None = None, malformed: str = ""
+        self,
+        *,
+        rate_limited: int = 0,
+        first_tool: str | None = None,
+        malformed: str = "",
+        failing: str = "",
     ) -> None:
         """Create the server; it starts serving on ``with``.
 
@@ -59,11 +72,14 @@ class ScriptedOpenAI(LoopbackServer):
             first_tool: The tool the first call names (the first offered tool if absent).
             malformed: Prompts containing this text get a call whose arguments are not JSON
                 (none when empty).
+            failing: Prompts containing this text get ``400`` (none when empty).
         """
         super().__init__()
         self.rate_limited = rate_limited
         self.first_tool = first_tool
         self.malformed = malformed.lower()
+        self.failing = failing.lower()
+        self.failed: list[str] = []
         self.requests: list[dict[str, Any]] = []
         self.limited = 0
         self._lock = threading.Lock()
@@ -90,6 +106,11 @@ class ScriptedOpenAI(LoopbackServer):
                 body = b'{"error": {"message": "rate limited", "type": "rate_limit"}}'
                 return Response(429, "application/json", body, {"Retry-After": "0.01"})
             payload = json.loads(request.body)
+            prompt = _prompt(payload)
+            if self.failing and self.failing in prompt.lower():
+                self.failed.append(prompt)
+                body = b'{"error": {"message": "bad request", "type": "invalid_request_error"}}'
+                return Response(400, "application/json", body)
             self.requests.append(payload)
             n = len(self.requests)
         message = self._reply(payload, n)
@@ -120,7 +141,7 @@ class ScriptedOpenAI(LoopbackServer):
             for t in payload.get("tools") or []
             if isinstance(t, dict) and "function" in t
         }
-        prompt = next((_text(m.get("content")) for m in messages if m.get("role") == "user"), "")
+        prompt = _prompt(payload)
         last = messages[-1].get("role") if messages else None
         if not tools or last != "user":
             return {"role": "assistant", "content": "Done."}

@@ -37,6 +37,7 @@ class Invocation:
     stderr: str
     requests: int
     limited: int
+    failed: int
 
 
 @dataclass
@@ -57,7 +58,7 @@ def _invoke(server: ScriptedOpenAI, out: Path, *extra: str) -> Invocation:
         "--model",
         f"{server.base_url}#scripted",
         "--tasks",
-        "2",
+        "3",
         "--suite",
         "banking",
         "--configs",
@@ -78,15 +79,23 @@ def _invoke(server: ScriptedOpenAI, out: Path, *extra: str) -> Invocation:
         check=False,
     )
     return Invocation(
-        done.returncode, done.stdout, done.stderr, len(server.requests), server.limited
+        done.returncode,
+        done.stdout,
+        done.stderr,
+        len(server.requests),
+        server.limited,
+        len(server.failed),
     )
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     out = tmp_path_factory.mktemp("agentdojo-model")
-    # task 1 ("What's my total spending ...") gets a call whose arguments are not JSON
-    with ScriptedOpenAI(rate_limited=1, first_tool="get_balance", malformed="spending") as server:
+    # task 1 ("What's my total spending ...") gets a call whose arguments are not JSON;
+    # task 2 ("Read 'landlord-notices.txt' ...") a provider error (400)
+    with ScriptedOpenAI(
+        rate_limited=1, first_tool="get_balance", malformed="spending", failing="landlord"
+    ) as server:
         refused = _invoke(server, out)
         first = _invoke(server, out, "--yes")
         again = _invoke(server, out, "--yes")
@@ -115,12 +124,13 @@ def test_the_run_prints_the_estimate_before_any_task_and_completes(runs: Runs) -
     assert estimate_at < task_at
     # 2 tasks x 2 configurations x 2 fault settings, each asked at least once
     assert runs.first.requests >= 8
+    assert runs.first.failed == 4
 
 
 def test_a_rate_limit_is_retried_and_the_run_goes_on(runs: Runs) -> None:
     assert runs.first.limited == 1
-    rows = _rows(runs.out)
-    assert len(rows) == 8
+    rows = _rows(runs.out)[:12]  # the first invocation's
+    assert len(rows) == 12
     assert {(r["config"], r["faults"]) for r in rows} == {
         (c, f) for c in CONFIGS.split(",") for f in (False, True)
     }
@@ -133,6 +143,16 @@ def test_a_malformed_call_is_the_models_error_not_a_crash(runs: Runs) -> None:
     for row in rows:
         assert row["utility"] is False
         assert row["cause"].startswith("model error: malformed call to 'get_balance'")
+
+
+def test_a_provider_error_is_the_models_error_and_runs_again_on_resume(runs: Runs) -> None:
+    rows = [r for r in _rows(runs.out) if r["task"] == "banking/user_task_2"]
+    assert len(rows) == 8  # 4 per invocation: a provider's failure is not kept
+    for row in rows:
+        assert row["utility"] is False
+        assert row["cause"].startswith("model error: provider: ")
+        assert "400" in row["cause"]
+    assert runs.again.failed == 8
 
 
 def test_marks_are_judged_against_the_oracle(runs: Runs) -> None:
@@ -153,15 +173,15 @@ def test_marks_are_judged_against_the_oracle(runs: Runs) -> None:
     assert document["model"]["oracle"] is False
     assert "fitted" in document["model"]["no_loss_mapping"]
     assert all(c["upper_bound"] is False for c in document["configs"])
-    assert {r["task"] for r in document["tasks"]} == {"banking/user_task_0", "banking/user_task_1"}
+    assert {r["task"] for r in document["tasks"]} == {f"banking/user_task_{n}" for n in range(3)}
     assert "precision" in runs.first.stdout
 
 
 def test_a_second_invocation_resumes_without_running_a_task_again(runs: Runs) -> None:
     assert runs.again.code == 0, runs.again.stderr[-3000:]
-    assert runs.again.requests == runs.first.requests
-    assert "8 task runs already in" in runs.again.stdout
-    assert len(_rows(runs.out)) == 8
+    assert runs.again.requests == runs.first.requests  # only the provider's failures re-ran
+    assert "12 task runs already in" in runs.again.stdout
+    assert len(_rows(runs.out)) == 16
 
 
 def test_the_openai_and_groq_clients_retry_a_429_with_retry_after() -> None:
