@@ -37,6 +37,10 @@ from bench.latency import Profile
 
 PROVIDER_ERROR = "model error: provider: "
 """How the cause of a run the provider failed (after its retries) begins."""
+PROVIDER_MODULES = frozenset(
+    {"openai", "groq", "httpx", "httpcore", "anthropic", "langchain_openai", "langchain_groq"}
+)
+"""Where a provider's errors come from (the client, its SDK, its HTTP layer)."""
 REFUSED = (401, 403)
 """Provider statuses that end the whole run: the key is missing, wrong or not allowed."""
 NOT_DONE = "Not done"
@@ -283,7 +287,12 @@ def run_task(
         if model is None or getattr(error, "status_code", None) in REFUSED:
             raise  # a harness bug, or a key the provider refuses: no task can run
         text = " ".join(str(error).split())[:300]
-        cause = f"{PROVIDER_ERROR}{type(error).__name__}: {text}"
+        # the provider's own failure runs again on resume; the run's (a loop past the
+        # recursion limit, an answer that cannot be parsed) is the model's and is kept
+        origin = type(error).__module__.split(".")[0]
+        provider = hasattr(error, "status_code") or origin in PROVIDER_MODULES
+        prefix = PROVIDER_ERROR if provider else "model error: "
+        cause = f"{prefix}{type(error).__name__}: {text}"
         return _failed_run(config, task, faults, cause, profile)
     run = pipeline.run
     if run is None:
