@@ -8,6 +8,9 @@ RUN := $(UV) run --frozen --no-sync
 HOST ?= 127.0.0.1
 PORT ?=
 ARGS ?=
+# make bench / bench-agentdojo MODEL=groq:llama-3.3-70b-versatile (or an OpenAI-compatible
+# base URL, http://127.0.0.1:8000/v1#llama3): a real model; ARGS adds options (--yes, --tasks 5)
+MODEL ?=
 PROD := .prod
 PROD_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3.12)
 PROD_PORT ?= 2026
@@ -102,11 +105,11 @@ format: install ## Ruff's fixes and formatting.
 	$(RUN) ruff check --fix agent client tests bench libs
 	$(RUN) ruff format agent client tests bench libs
 
-bench: install prod-env ## The benchmark: writes bench/results/.
-	$(RUN) python -m bench
+bench: install prod-env ## The benchmark: writes bench/results/ (MODEL=provider:model or URL#model: a real model, estimate first).
+	$(RUN) python -m bench $(if $(MODEL),--model "$(MODEL)") $(ARGS)
 
-bench-agentdojo: install ## AgentDojo's 97 tasks offline, every stop configuration side by side: writes bench/results/agentdojo.*.
-	$(RUN) python -m bench.agentdojo
+bench-agentdojo: install ## AgentDojo's 97 tasks offline, every stop configuration side by side: writes bench/results/agentdojo.* (MODEL=...: a real model).
+	$(RUN) python -m bench.agentdojo $(if $(MODEL),--model "$(MODEL)") $(ARGS)
 
 e2e: install ## The check matrix against a dev server on real Groq (needs GROQ_API_KEY).
 	$(RUN) python -m client.e2e

@@ -1,18 +1,32 @@
 """``python -m bench``: run the benchmark and write ``bench/results/latest.*``.
 
 ``python -m bench approval`` measures asking a person instead (:mod:`bench.approval`).
+
+``--model`` (``make bench MODEL=...``) puts a real model in the in-process comparison, the
+part that counts model calls, tokens and dollars: every configuration answers the queries
+with that model (an ``init_chat_model`` string or an OpenAI-compatible ``URL#model``, as
+for ``python -m bench.agentdojo``; ``--model-name`` stays the profile's label). The
+one-at-a-time runs and the overhead keep the offline model (they time the library, not the
+model), and the servers are left out (they load their own model). Before any call it
+prints the estimated tokens and dollars (the committed offline run's, scaled to the
+queries) and asks; ``--yes`` skips the question, and without a terminal it is required.
+The results go to ``bench/results/model-<model>/``, never over the committed ``latest.*``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
+
 from bench import server
+from bench.agentdojo.model import PRICES_AS_OF, parse_price, price, spec
 from bench.benchmark import run_sync
 from bench.inprocess import CONCURRENCY, OVERHEAD_QUERIES, OVERHEAD_REPS
 from bench.latency import Profile
@@ -20,6 +34,8 @@ from bench.queries import DEFAULT_PATH, load
 from bench.report import README, update_readme, write
 
 DEFAULT_OUT = Path(__file__).parent / "results"
+COMMITTED = DEFAULT_OUT / "latest.json"
+"""The committed offline run, whose token counts a model run's estimate reads."""
 TRACING_VARIABLES = ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING_V2")
 QUICK: dict[str, Any] = {
     "limit": 24,
@@ -110,6 +126,14 @@ def parser() -> argparse.ArgumentParser:
         default=CONCURRENCY,
         help="runs in flight at once in the comparison (default %(default)s)",
     )
+    group = p.add_argument_group("a real model in the comparison (see the module's docstring)")
+    group.add_argument(
+        "--model", default=None, help="provider:model, or an OpenAI-compatible URL#model"
+    )
+    group.add_argument(
+        "--price", default=None, help="IN,OUT dollars per million tokens (default: known price)"
+    )
+    group.add_argument("--yes", action="store_true", help="run the model without asking")
     group = p.add_argument_group("overhead")
     group.add_argument(
         "--reps",
@@ -174,6 +198,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ[name] = "false"  # nothing leaves the machine, even with tracing configured
     limit = _pick(args.limit, args.quick, "limit", None)
     queries = load(args.queries, limit)
+    model = None
+    out = args.out
+    if args.model is not None:
+        built = _model(args, len(queries))
+        if isinstance(built, int):
+            return built
+        model, prices, label = built
+        args.skip_server = True  # the servers load their own model
+        if args.out == DEFAULT_OUT:
+            out = DEFAULT_OUT / f"model-{spec(args.model).slug}"
+        args.model_name = label
+        args.input_price, args.output_price = prices or (0.0, 0.0)
     profile = Profile(
         model=args.model_name,
         ttft_s=args.ttft,
@@ -200,8 +236,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "warmup_s": _pick(args.server_warmup, args.quick, "warmup", server.WARMUP_S),
         },
         progress=not args.no_progress,
+        model=model,
     )
-    paths = write(result, args.out)
+    paths = write(result, out)
     defaults = {**vars(parser().parse_args([])), "no_progress": args.no_progress}
     if vars(args) == defaults:
         # The committed results are bench/README.md's: keep its tables in step with them.
@@ -214,6 +251,60 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"took {result['meta']['duration_s']:.0f} s; wrote " + ", ".join(map(str, paths.values()))
     )
     return 0
+
+
+def _model(
+    args: argparse.Namespace, queries: int
+) -> tuple[BaseChatModel, tuple[float, float] | None, str] | int:
+    """Return the model, its price and label after the estimate and the confirmation.
+
+    Returns the exit status instead when the run is not confirmed.
+    """
+    try:
+        chosen = spec(args.model)
+        override = parse_price(args.price) if args.price else None
+    except ValueError as error:
+        parser().error(str(error))
+    prices = price(chosen, override)
+    committed = json.loads(COMMITTED.read_text("utf-8")) if COMMITTED.exists() else {}
+    configs: dict[str, Any] = committed.get("configs", {})
+    count = int(committed.get("query_set", {}).get("count", queries))
+    share = queries / max(1, count)
+
+    def total(key: str) -> int:
+        return round(sum(float(c[key]["total"]) for c in configs.values()) * share)
+
+    sent, written = total("input_tokens"), total("output_tokens")
+    print(
+        f"estimate for {chosen.label}: {len(configs)} configurations x {queries} queries, "
+        f"{total('model_calls')} model calls, {sent:,} input and {written:,} output tokens "
+        "(the committed offline run's counts, bench/results/latest.json, scaled to the queries)"
+    )
+    if prices is None:
+        print("  price unknown (pass --price IN,OUT in dollars per million tokens)")
+    else:
+        dollars = (sent * prices[0] + written * prices[1]) / 1e6
+        print(
+            f"  ${dollars:.2f} at ${prices[0]} in / ${prices[1]} out per million tokens "
+            f"(prices as of {PRICES_AS_OF} unless --price)"
+        )
+    answer = confirmed(args.yes)
+    if answer is None:
+        print("not a terminal: pass --yes to run the model", file=sys.stderr)
+        return 2
+    if not answer:
+        print("not run", file=sys.stderr)
+        return 2
+    return chosen.build(), prices, chosen.label
+
+
+def confirmed(yes: bool) -> bool | None:
+    """Return whether to go on: True with ``--yes``, the answer on a terminal, else None."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        return None
+    return input("Proceed? [y/N] ").strip().lower() in ("y", "yes")
 
 
 if __name__ == "__main__":

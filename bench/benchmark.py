@@ -14,6 +14,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
+
 from bench import configs as configs_module
 from bench import inprocess, latency, report, savings, server
 from bench.latency import Profile, TimedOfflineModel, serving
@@ -59,6 +61,7 @@ async def run(
     server_options: Mapping[str, Any] | None = None,
     progress: bool = True,
     command: str | None = None,
+    model: BaseChatModel | None = None,
 ) -> dict[str, Any]:
     """Run every part of the benchmark and return the result document.
 
@@ -75,6 +78,9 @@ async def run(
             repeats, window_s, warmup_s), to shrink the server part.
         progress: Show progress bars.
         command: The command line to record; ``sys.argv`` by default.
+        model: The model of the in-process comparison (every configuration over the
+            queries); the offline model, timed by ``profile``, by default. The one-at-a-time
+            runs, the overhead and the servers keep the offline model.
 
     Returns:
         The result: ``meta``, ``query_set``, ``configs``, ``overhead``, ``server``,
@@ -83,7 +89,7 @@ async def run(
     profile = profile or Profile()
     started = time.perf_counter()
     timings: dict[str, float] = {}
-    model = TimedOfflineModel(latency=profile)
+    model = model or TimedOfflineModel(latency=profile)
     configs = configs_module.configurations(model)
     with serving(model):
         records = await inprocess.compare(

@@ -7,15 +7,21 @@ before its ground truth finished, whether its answer names a part "Not done" tha
 fail, and, for a loss, its cause. :func:`no_loss_mapping`, :func:`oracle_marks` and
 :func:`oracle_step_marks` derive the mapping that loses no task and the calls a perfect model
 would mark, by replaying.
+
+With a real model (``run_task(..., model=...)``) the run is the model's: no oracle marks, and
+a provider error or a malformed call (arguments that are not JSON, an unknown tool) is the
+model's error on that task (utility False, cause ``"model error: ..."``), never a crash;
+:func:`model_mark` and :func:`judge_mark` read which call the model marked against the oracle.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from stop_on_artifact import MARK_ARGUMENT, InvalidArtifactError, parse_artifact
 from stop_on_artifact.messages import message_text
@@ -29,6 +35,14 @@ from bench.agentdojo.suites import Task, environment, suite, user_task
 from bench.agentdojo.tools import Faults
 from bench.latency import Profile
 
+PROVIDER_ERROR = "model error: provider: "
+"""How the cause of a run the provider failed (after its retries) begins."""
+PROVIDER_MODULES = frozenset(
+    {"openai", "groq", "httpx", "httpcore", "anthropic", "langchain_openai", "langchain_groq"}
+)
+"""Where a provider's errors come from (the client, its SDK, its HTTP layer)."""
+REFUSED = (401, 403)
+"""Provider statuses that end the whole run: the key is missing, wrong or not allowed."""
 NOT_DONE = "Not done"
 """What the library's default line for a part left undone begins with."""
 
@@ -68,6 +82,8 @@ class Outcome:
     """Tool results whose artifact the library's own parser refuses."""
     cause: str | None
     """Why the run lost, when it did (``utility`` False)."""
+    marked: tuple[int, str] | None = None
+    """With a real model: the call it marked, as (successful calls before it, tool name)."""
 
     def as_dict(self) -> dict[str, Any]:
         """Return the outcome for the result document."""
@@ -123,7 +139,9 @@ def false_not_done(run: Run) -> bool:
     )
 
 
-def _cause(task: Task, run: Run, ended_after: str | None, rule: str | None) -> str:
+def _cause(
+    task: Task, run: Run, ended_after: str | None, rule: str | None, *, replay: bool = True
+) -> str:
     answer = run.messages[-1]
     if isinstance(answer, ToolMessage) and answer.status == "error":
         return (
@@ -137,11 +155,104 @@ def _cause(task: Task, run: Run, ended_after: str | None, rule: str | None) -> s
     if rule in ("retry_budget", "model_call_limit"):
         return f"stopped by rule `{rule}`"
     if isinstance(answer, AIMessage) and answer.usage_metadata:
+        if not replay:
+            return "the model's own answer lost"
         return "the replay's own answer lost (a harness error)"
     source = answer.name if isinstance(answer, ToolMessage) else run.log.done[-1]
     return (
         f"answered with `{source}`'s content, not the model's answer: the task's utility "
         "checks the answer's text"
+    )
+
+
+def model_error(run: Run) -> str | None:
+    """Return the model's first malformed call in ``run``, as a cause, or None.
+
+    A call whose arguments are not JSON (``invalid_tool_calls``) or that names a tool the
+    agent does not have.
+    """
+    for message in run.messages:
+        if not isinstance(message, AIMessage):
+            continue
+        for bad in message.invalid_tool_calls:
+            why = " ".join(str(bad.get("error") or "").split())
+            if "JSON" in why or not why:
+                why = "its arguments are not JSON"
+            return f"model error: malformed call to {bad.get('name')!r}: {why}"
+        for call in message.tool_calls:
+            if run.tools and call["name"] not in run.tools:
+                return f"model error: call to an unknown tool {call['name']!r}"
+    return None
+
+
+def model_mark(messages: Sequence[BaseMessage]) -> tuple[int, str] | None:
+    """Return the call the model marked (``MARK_ARGUMENT`` true), or None.
+
+    The first marked call that succeeded (the one a stop follows), else the first marked;
+    as ``(successful calls before it, tool name)``.
+    """
+    results = _results(messages)
+    found: list[tuple[int, str, bool]] = []
+    before = 0
+    for message in messages:
+        if isinstance(message, ToolMessage) and not failed(message):
+            before += 1
+        if not isinstance(message, AIMessage):
+            continue
+        for call in message.tool_calls:
+            if call["args"].get(MARK_ARGUMENT) is True:
+                result = results.get(str(call["id"]))
+                found.append((before, call["name"], result is not None and not failed(result)))
+    chosen = next((f for f in found if f[2]), found[0] if found else None)
+    return None if chosen is None else (chosen[0], chosen[1])
+
+
+Verdict = Literal["right", "too early", "missed", "spurious", "none"]
+
+
+def judge_mark(task: Task, oracle: int | None, marked: tuple[int, str] | None) -> Verdict:
+    """Return how the model's mark compares with the oracle's (:func:`oracle_marks`).
+
+    ``right``: the model marked the oracle's call (its tool, after at least as many
+    successful calls); ``too early``: it marked another call, so a stop there cuts the
+    request short; ``missed``: the oracle marks a call and the model none; ``spurious``: the
+    oracle marks none and the model one; ``none``: neither marks.
+    """
+    if marked is None:
+        return "none" if oracle is None else "missed"
+    if oracle is None:
+        return "spurious"
+    before, name = marked
+    right = name == task.calls[oracle].function and before >= oracle
+    return "right" if right else "too early"
+
+
+def _failed_run(
+    config: Config, task: Task, faults: Faults, cause: str, profile: Profile
+) -> Outcome:
+    del profile
+    return Outcome(
+        task=task.key,
+        suite=task.suite,
+        config=config.name,
+        faults=faults.rate > 0,
+        utility=False,
+        expected=ground_truth_utility(task),
+        model_calls=0,
+        input_tokens=0,
+        output_tokens=0,
+        dollars=0.0,
+        model_s=0.0,
+        wall_s=0.0,
+        calls=0,
+        ground_truth=len(task.calls),
+        ended_after=None,
+        false_not_done=False,
+        rule=None,
+        timeouts=0,
+        in_place_retries=0,
+        invalid_artifacts=0,
+        cause=cause,
     )
 
 
@@ -152,21 +263,46 @@ def run_task(
     profile: Profile,
     *,
     mark: int | tuple[int, ...] | None = None,
+    model: BaseChatModel | None = None,
 ) -> Outcome:
     """Run ``task`` under ``config``, judged by AgentDojo, and read the run.
 
     ``mark`` is the ground-truth call(s) the replay marks (``MARK_ARGUMENT``), if any.
+    ``model`` runs the agent on that model instead of the replay (``mark`` is then unused).
     """
-    pipeline = AgentPipeline(config, task, faults, mark=mark, mark_argument=MARK_ARGUMENT)
-    own = user_task(task)
-    utility, _ = suite(task.suite).run_task_with_pipeline(
-        pipeline, own, None, {}, environment=environment(task.suite)
+    pipeline = AgentPipeline(
+        config,
+        task,
+        faults,
+        mark=None if model else mark,
+        mark_argument=MARK_ARGUMENT,
+        model=model,
     )
+    own = user_task(task)
+    try:
+        utility, _ = suite(task.suite).run_task_with_pipeline(
+            pipeline, own, None, {}, environment=environment(task.suite)
+        )
+    except Exception as error:
+        if model is None or getattr(error, "status_code", None) in REFUSED:
+            raise  # a harness bug, or a key the provider refuses: no task can run
+        text = " ".join(str(error).split())[:300]
+        # the provider's own failure runs again on resume; the run's (a loop past the
+        # recursion limit, an answer that cannot be parsed) is the model's and is kept
+        origin = type(error).__module__.split(".")[0]
+        provider = hasattr(error, "status_code") or origin in PROVIDER_MODULES
+        prefix = PROVIDER_ERROR if provider else "model error: "
+        cause = f"{prefix}{type(error).__name__}: {text}"
+        return _failed_run(config, task, faults, cause, profile)
     run = pipeline.run
     if run is None:
         msg = f"{task.key}: the pipeline did not run"
         raise RuntimeError(msg)
-    usage = _usage(run.messages)
+    error_cause = model_error(run) if model is not None else None
+    if error_cause is not None:
+        utility = False
+    usage = [u for earlier in pipeline.earlier for u in _usage(earlier.messages)]
+    usage += _usage(run.messages)
     decision = run.state.get("stop_decision") or {}
     rule = decision.get("rule") if decision.get("action") == "stop" else None
     done = len(run.log.done)
@@ -195,7 +331,9 @@ def run_task(
         timeouts=len(run.log.timed_out),
         in_place_retries=int(decision.get("in_place_retries", 0)),
         invalid_artifacts=sum(map(_invalid, run.messages)),
-        cause=None if utility else _cause(task, run, ended_after, rule),
+        cause=error_cause
+        or (None if utility else _cause(task, run, ended_after, rule, replay=model is None)),
+        marked=model_mark(run.messages) if model is not None and config.marks else None,
     )
 
 

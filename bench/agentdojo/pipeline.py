@@ -3,7 +3,8 @@
 ``suite.run_task_with_pipeline(AgentPipeline(...), task, None, {})`` gives the agent the
 task's prompt, a ``FunctionsRuntime`` and the task's environment, exactly as it gives them to
 any model's pipeline; :class:`AgentPipeline` builds the suite's tools on that environment, runs
-the configuration's agent with the replay model, and hands back the run as AgentDojo's chat
+the configuration's agent with the replay model (or a real one, :mod:`bench.agentdojo.model`),
+and hands back the run as AgentDojo's chat
 messages. AgentDojo then scores it with the task's own ``utility()`` (or
 ``utility_from_traces()``, which reads the calls from those messages), untouched.
 
@@ -28,6 +29,7 @@ from agentdojo.types import (
     ChatUserMessage,
     text_content_block_from_string,
 )
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from stop_on_artifact.messages import message_text
 
@@ -49,6 +51,8 @@ class Run:
     state: dict[str, Any]
     log: CallLog
     wall_s: float
+    tools: tuple[str, ...] = ()
+    """The names of the tools the agent had."""
 
 
 def _text(text: str) -> list[Any]:
@@ -101,7 +105,12 @@ def to_agentdojo(messages: Sequence[BaseMessage], prompt: str) -> list[ChatMessa
 
 
 class AgentPipeline(BasePipelineElement):  # type: ignore[misc]  # AgentDojo is untyped
-    """Run ``config``'s agent on one task, with the replay model; keep the run in ``run``."""
+    """Run ``config``'s agent on one task, with the replay model; keep the run in ``run``.
+
+    With ``model`` the agent runs on that model instead: it decides its own calls, marks and
+    parallel calls (no oracle). AgentDojo runs the pipeline again when a run gives no answer
+    (up to three times); the runs before the last are kept in ``earlier``.
+    """
 
     def __init__(
         self,
@@ -111,6 +120,7 @@ class AgentPipeline(BasePipelineElement):  # type: ignore[misc]  # AgentDojo is 
         *,
         mark: int | tuple[int, ...] | None = None,
         mark_argument: str | None = None,
+        model: BaseChatModel | None = None,
     ) -> None:
         """Keep what the run needs; ``mark`` is the call(s) the replay marks, if any."""
         self.config = config
@@ -119,7 +129,9 @@ class AgentPipeline(BasePipelineElement):  # type: ignore[misc]  # AgentDojo is 
         self.marks = (mark,) if isinstance(mark, int) else tuple(mark or ())
         self.mark_argument = mark_argument
         self.name = config.name
+        self.model = model
         self.run: Run | None = None
+        self.earlier: list[Run] = []
 
     def query(
         self,
@@ -136,13 +148,15 @@ class AgentPipeline(BasePipelineElement):  # type: ignore[misc]  # AgentDojo is 
             log.steps = steps(self.task)
         kinds = self.config.kinds(self.task.suite)
         tools = suite_tools(runtime, env, kinds, log, default=self.config.others)
-        model = ReplayChatModel(
+        model = self.model or ReplayChatModel(
             calls=[{"name": c.function, "args": dict(c.args)} for c in self.task.calls],
             output=self.task.output,
             marks=self.marks,
             mark_argument=self.mark_argument,
             steps=steps(self.task) if self.config.parallel else None,
         )
+        if self.run is not None:
+            self.earlier.append(self.run)
         graph = self.config.build(model, tools)
         start = time.perf_counter()
         state = graph.invoke(
@@ -150,6 +164,7 @@ class AgentPipeline(BasePipelineElement):  # type: ignore[misc]  # AgentDojo is 
         )
         wall_s = time.perf_counter() - start
         result = list(state["messages"])
-        self.run = Run(messages=result, state=dict(state), log=log, wall_s=wall_s)
+        names = tuple(tool.name for tool in tools)
+        self.run = Run(messages=result, state=dict(state), log=log, wall_s=wall_s, tools=names)
         converted = to_agentdojo(result[1:], query)  # the first is the prompt itself
         return query, runtime, env, [*messages, *converted], dict(extra_args or {})

@@ -6,6 +6,12 @@
    replaying the ground truth, :func:`bench.agentdojo.harness.no_loss_mapping`).
 3. Every configuration on every task, without faults and with the seeded faults (the same
    draws for all), judged by AgentDojo.
+
+With a real model (``model=``) step 3 runs on that model instead of the replay, in the same
+task order with the same fault draws; the configurations that rest on an oracle (the
+replay's marks, its calls issued together) run without it: the model marks and groups its
+own calls. The no-loss mapping is still derived by replaying (fitted to the replay). Each
+finished task goes to ``journal`` at once, and a task already there is not run again.
 """
 
 from __future__ import annotations
@@ -13,19 +19,31 @@ from __future__ import annotations
 import platform
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import fields
 from importlib.metadata import version
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
+
 from bench.agentdojo.configs import STOCK, Config, configurations
 from bench.agentdojo.harness import (
+    PROVIDER_ERROR,
     Outcome,
+    Verdict,
     ground_truth_utility,
+    judge_mark,
     no_loss_mapping,
     oracle_marks,
     oracle_step_marks,
     run_task,
 )
-from bench.agentdojo.mappings import ground_truth_candidates, ground_truth_ends, team_mapping
+from bench.agentdojo.mappings import (
+    ToolMapping,
+    ground_truth_candidates,
+    ground_truth_ends,
+    team_mapping,
+)
+from bench.agentdojo.model import Journal
 from bench.agentdojo.parallel import steps
 from bench.agentdojo.suites import SUITES, VERSION, Task, suite, tasks
 from bench.agentdojo.tools import Faults
@@ -73,6 +91,43 @@ def _rows(config: Config, outcomes: Sequence[Outcome], profile: Profile) -> list
     return rows
 
 
+def config_names() -> list[str]:
+    """Return every configuration's name, in the order the benchmark runs them."""
+    empty = {name: frozenset[str]() for name in SUITES}
+    mappings = [ToolMapping(name=n, rule="", stops=empty) for n in ("team", "no-loss", "ends")]
+    return [c.name for c in configurations(*mappings)]
+
+
+def chosen_tasks(suites: tuple[str, ...] = SUITES, limit: int | None = None) -> list[Task]:
+    """Return the tasks of ``suites`` in the benchmark's order, the first ``limit`` of them."""
+    chosen = list(tasks(suites))
+    return chosen if limit is None else chosen[:limit]
+
+
+def task_row(outcome: Outcome) -> dict[str, Any]:
+    """Return one outcome as a compact per-task row of the result document."""
+    return {
+        "task": outcome.task,
+        "config": outcome.config,
+        "faults": outcome.faults,
+        "utility": outcome.utility,
+        "model_calls": outcome.model_calls,
+        "input_tokens": outcome.input_tokens,
+        "output_tokens": outcome.output_tokens,
+        "dollars": round(outcome.dollars, 6),
+    }
+
+
+_OUTCOME_FIELDS = tuple(f.name for f in fields(Outcome))
+
+
+def _from_row(row: dict[str, Any]) -> Outcome:
+    values = {name: row[name] for name in _OUTCOME_FIELDS if name in row}
+    marked = values.get("marked")
+    values["marked"] = None if marked is None else (int(marked[0]), str(marked[1]))
+    return Outcome(**values)
+
+
 def run_all(
     *,
     suites: tuple[str, ...] = SUITES,
@@ -80,11 +135,33 @@ def run_all(
     seed: int = SEED,
     profile: Profile | None = None,
     progress: Progress = _quiet,
+    limit: int | None = None,
+    model: BaseChatModel | None = None,
+    model_label: str | None = None,
+    journal: Journal | None = None,
+    only: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Run the benchmark and return its result document."""
+    """Run the benchmark and return its result document.
+
+    Args:
+        suites: The suites to run.
+        rate: The share of calls that time out once, in the faulty runs.
+        seed: The fault draws' seed.
+        profile: The model's latency and price (the default: Groq's Llama 3.3 70B).
+        progress: Called with one line per step.
+        limit: Run only the first ``limit`` tasks (in the benchmark's order).
+        model: Run the configurations on this model instead of the replay.
+        model_label: How the result names ``model``.
+        journal: Where each finished task of a model run goes, and what it resumes from (a
+            task the provider failed, after its retries, runs again).
+        only: Run only the configurations of these names (all when None).
+
+    Returns:
+        The result document (see :mod:`bench.agentdojo.report`).
+    """
     profile = profile or Profile()
     started = time.perf_counter()
-    chosen = list(tasks(suites))
+    chosen = chosen_tasks(suites, limit)
     progress(f"{len(chosen)} tasks of {', '.join(suites)} (AgentDojo {VERSION})")
 
     team = team_mapping({name: [f.name for f in suite(name).tools] for name in suites})
@@ -92,6 +169,8 @@ def run_all(
     progress("no-loss mapping derived")
 
     configs = configurations(team, no_loss, ground_truth_ends(chosen))
+    if only is not None:
+        configs = [c for c in configs if c.name in only]
     # The mark goes on a task's last call or nowhere, and what a stop there answers is that
     # call's content under every marking configuration: one oracle serves them all.
     marking = next((c for c in configs if c.marks and not c.parallel), None)
@@ -107,13 +186,9 @@ def run_all(
     for faults in (Faults(seed=seed), Faults(rate=rate, seed=seed)):
         for config in configs:
             ran = [
-                run_task(
-                    config,
-                    task,
-                    faults,
-                    profile,
-                    mark=_mark(config, task, marks, step_marks),
-                )
+                _run(config, task, faults, profile, _mark(config, task, marks, step_marks))
+                if model is None
+                else _run_model(config, task, faults, profile, model, journal, marks, progress)
                 for task in chosen
             ]
             outcomes += ran
@@ -125,8 +200,9 @@ def run_all(
             )
     stock = [o for o in outcomes if o.config == STOCK.name and not o.faults]
     check = harness_check(chosen, stock)
-    progress(f"harness check: {check['equal']} of {check['tasks']} tasks equal to AgentDojo's")
-    return {
+    if model is None:
+        progress(f"harness check: {check['equal']} of {check['tasks']} tasks equal to AgentDojo's")
+    result: dict[str, Any] = {
         "meta": {
             "benchmark": f"AgentDojo {VERSION}",
             "suites": list(suites),
@@ -144,7 +220,11 @@ def run_all(
             "no-loss": no_loss.as_dict() | {"dropped": dropped},
         },
         "configs": [
-            {"name": c.name, "description": c.description, "upper_bound": c.upper_bound}
+            {
+                "name": c.name,
+                "description": c.description,
+                "upper_bound": c.upper_bound and model is None,
+            }
             for c in configs
         ],
         "oracle_marks": {
@@ -184,7 +264,85 @@ def run_all(
             for o in outcomes
             if o.false_not_done
         ],
+        "tasks": [task_row(o) for o in outcomes],
     }
+    if model is not None:
+        result["model"] = {
+            "name": model_label or getattr(model, "model_name", type(model).__name__),
+            "oracle": False,
+            "no_loss_mapping": "fitted: derived by replaying the ground truth, not by this model",
+            "journal": str(journal.path) if journal else None,
+        }
+        result["marking"] = marking_rows(chosen, outcomes, configs, marks)
+    return result
+
+
+def _run(config: Config, task: Task, faults: Faults, profile: Profile, mark: Any) -> Outcome:
+    return run_task(config, task, faults, profile, mark=mark)
+
+
+def _run_model(
+    config: Config,
+    task: Task,
+    faults: Faults,
+    profile: Profile,
+    model: BaseChatModel,
+    journal: Journal | None,
+    marks: dict[str, int | None],
+    progress: Progress,
+) -> Outcome:
+    """Run one task on the model, or read it from the journal when it ran already."""
+    done = journal.get(config.name, faults.rate > 0, task.key) if journal else None
+    if done is not None and not str(done.get("cause") or "").startswith(PROVIDER_ERROR):
+        return _from_row(done)  # a provider's failure is tried again; the model's own is kept
+    outcome = run_task(config, task, faults, profile, model=model)
+    row: dict[str, Any] = outcome.as_dict()
+    if config.marks:
+        row["oracle_mark"] = marks.get(task.key)
+        row["mark"] = judge_mark(task, marks.get(task.key), outcome.marked)
+    if journal is not None:
+        journal.add(row)
+    verdict = "ok" if outcome.utility else f"lost: {outcome.cause}"
+    progress(f"  {config.name} faults={faults.rate} {task.key}: {verdict}")
+    return outcome
+
+
+VERDICTS: tuple[Verdict, ...] = ("right", "too early", "missed", "spurious", "none")
+
+
+def marking_rows(
+    chosen: Sequence[Task],
+    outcomes: Sequence[Outcome],
+    configs: Sequence[Config],
+    marks: dict[str, int | None],
+) -> list[dict[str, Any]]:
+    """Return, per marking configuration and suite, how the model's marks met the oracle's.
+
+    Precision is right marks over all marks the model made (right, too early, spurious);
+    recall is right marks over the tasks the oracle marks (right, too early, missed).
+    """
+    by_key = {t.key: t for t in chosen}
+    rows = []
+    for config in (c for c in configs if c.marks):
+        mine = [o for o in outcomes if o.config == config.name]
+        for name in (*SUITES, "total"):
+            picked = [o for o in mine if name in ("total", o.suite)]
+            if not picked:
+                continue
+            counts = dict.fromkeys(VERDICTS, 0)
+            for o in picked:
+                counts[judge_mark(by_key[o.task], marks.get(o.task), o.marked)] += 1
+            made = counts["right"] + counts["too early"] + counts["spurious"]
+            due = counts["right"] + counts["too early"] + counts["missed"]
+            rows.append(
+                {"config": config.name, "suite": name, "runs": len(picked)}
+                | counts
+                | {
+                    "precision": round(counts["right"] / made, 3) if made else None,
+                    "recall": round(counts["right"] / due, 3) if due else None,
+                }
+            )
+    return rows
 
 
 def _mark(
