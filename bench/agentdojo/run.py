@@ -26,6 +26,7 @@ from bench.agentdojo.harness import (
     run_task,
 )
 from bench.agentdojo.mappings import ground_truth_candidates, ground_truth_ends, team_mapping
+from bench.agentdojo.marking import marking_grid
 from bench.agentdojo.parallel import steps
 from bench.agentdojo.suites import SUITES, VERSION, Task, suite, tasks
 from bench.agentdojo.tools import Faults
@@ -184,6 +185,7 @@ def run_all(
             for o in outcomes
             if o.false_not_done
         ],
+        "marking_grid": marking_grid(chosen, configs, marks, rows, profile),
     }
 
 
