@@ -68,8 +68,13 @@ class Config:
 
     @property
     def upper_bound(self) -> bool:
-        """Whether its figures rest on an oracle (when to stop, which calls go together)."""
-        return self.marks or self.parallel
+        """Whether it was fitted to the scored tasks, so its figures are an upper bound.
+
+        True for an oracle (when to stop, which calls go together) and for a mapping found
+        from those tasks' ground truth: every mapping but ``team``, chosen without them.
+        """
+        fitted_mapping = self.mapping is not None and self.mapping.name != "team"
+        return self.marks or self.parallel or fitted_mapping
 
     def kinds(self, suite: str) -> dict[str, Kind]:
         """Return ``{tool: kind}`` for the tools of ``suite`` that are not plain."""

@@ -13,6 +13,8 @@ STOP_RETRY = "stop/no-loss+retry"
 STOP_NO_LOSS = "stop/no-loss"
 RETURN_DIRECT = "return_direct/no-loss"
 WHEN_MARKED = "stop/when_marked"
+CHART = "agentdojo-marking.png"
+"""The marking grid's chart, beside ``agentdojo.md``."""
 MARKED_SAVING = 0.20
 """Item 6's goal: at least this share of stock's model calls saved."""
 
@@ -113,40 +115,44 @@ def goals(result: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _pct(value: int, base: int) -> str:
+def _pct(value: float, base: float) -> str:
     return f"{(value - base) / base:+.1%}" if base else "n/a"
+
+
+FITTED = " (fitted: upper bound)"
+"""The label of a configuration fitted to the scored tasks (``Config.upper_bound``)."""
 
 
 def _label(result: dict[str, Any], name: str) -> str:
     bound = next((c["upper_bound"] for c in result["configs"] if c["name"] == name), False)
-    return f"`{name}`" + (" (upper bound)" if bound else "")
+    return f"`{name}`" + (FITTED if bound else "")
 
 
 def totals_table(result: dict[str, Any]) -> list[str]:
-    """Return the totals table: one line per configuration and fault setting."""
+    """Return the totals table: one line per configuration and fault setting, dollars first."""
     lines = [
-        "| configuration | faults | utility | model calls | vs stock | input tokens | "
-        'output tokens | $ | model s | ended early | false "Not done" | invalid artifacts | '
-        "wall s |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| configuration | faults | utility | $ | $ vs stock | model calls | calls vs stock | "
+        'input tokens | output tokens | model s | ended early | false "Not done" | '
+        "invalid artifacts | wall s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for faults in (False, True):
-        base = row(result, "stock", faults)["model_calls"]
+        base = row(result, "stock", faults)
         for config in result["configs"]:
             r = row(result, config["name"], faults)
             lines.append(
                 f"| {_label(result, config['name'])} | {'20%' if faults else 'none'} | "
-                f"{r['utility']}/{r['tasks']} | {r['model_calls']} | "
-                f"{_pct(r['model_calls'], base)} | {r['input_tokens']:,} | "
-                f"{r['output_tokens']:,} | {r['dollars']:.4f} | {r['model_s']:.0f} | "
-                f"{r['ended_early']} | "
+                f"{r['utility']}/{r['tasks']} | {r['dollars']:.4f} | "
+                f"{_pct(r['dollars'], base['dollars'])} | {r['model_calls']} | "
+                f"{_pct(r['model_calls'], base['model_calls'])} | {r['input_tokens']:,} | "
+                f"{r['output_tokens']:,} | {r['model_s']:.0f} | {r['ended_early']} | "
                 f"{r['false_not_done']} | {r['invalid_artifacts']} | {r['wall_s']:.1f} |"
             )
     return lines
 
 
 def suites_table(result: dict[str, Any]) -> list[str]:
-    """Return the per-suite table: utility, model calls and dollars per suite."""
+    """Return the per-suite table: utility, dollars, model calls and tokens per suite."""
     suites = result["meta"]["suites"]
     head = " | ".join(f"{s} ({row(result, 'stock', False, s)['tasks']})" for s in suites)
     lines = [
@@ -158,7 +164,10 @@ def suites_table(result: dict[str, Any]) -> list[str]:
             cells = []
             for suite in suites:
                 r = row(result, config["name"], faults, suite)
-                cells.append(f"{r['utility']} · {r['model_calls']} · ${r['dollars']:.4f}")
+                tokens = r["input_tokens"] + r["output_tokens"]
+                cells.append(
+                    f"{r['utility']} · ${r['dollars']:.4f} · {r['model_calls']} · {tokens:,}"
+                )
             lines.append(
                 f"| {_label(result, config['name'])} | {'20%' if faults else 'none'} | "
                 + " | ".join(cells)
@@ -174,7 +183,7 @@ def losses_table(result: dict[str, Any]) -> list[str]:
     lines = ["| configuration | faults | task | cause |", "|---|---|---|---|"]
     for loss in result["losses"]:
         lines.append(
-            f"| `{loss['config']}` | {'20%' if loss['faults'] else 'none'} | "
+            f"| {_label(result, loss['config'])} | {'20%' if loss['faults'] else 'none'} | "
             f"{loss['task']} | {loss['cause']} |"
         )
     return lines
@@ -195,7 +204,8 @@ def early_table(result: dict[str, Any]) -> list[str]:
     ]
     for e in early:
         lines.append(
-            f"| `{e['config']}` | {'20%' if e['faults'] else 'none'} | {e['task']} | {e['after']} |"
+            f"| {_label(result, e['config'])} | {'20%' if e['faults'] else 'none'} | "
+            f"{e['task']} | {e['after']} |"
         )
     return lines
 
@@ -244,8 +254,175 @@ def marks_lines(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def markdown(result: dict[str, Any]) -> str:
-    """Return the whole result as Markdown (``bench/results/agentdojo.md``)."""
+def _points(result: dict[str, Any]) -> list[dict[str, Any]]:
+    grid: dict[str, Any] = result.get("marking_grid") or {}
+    return list(grid.get("points", []))
+
+
+def break_even_figures(result: dict[str, Any]) -> dict[str, Any]:
+    """Return the figures the break-even sentence quotes, read from the marking grid's means.
+
+    ``precision``: the highest precision below 1 of the grid; at it, ``lost`` and ``saved``
+    (tasks lost and model calls saved, rounded) at the lowest and the highest recall of
+    ``recalls``; ``lossless``: whether exactly the points of precision 1 lose no task;
+    ``calls_saved``: whether every point saves model calls; ``dollars_recall``: the lowest
+    recall at which precision 1 saves dollars (None if none does); ``dollars_lose``: whether
+    every point that saves dollars loses tasks.
+
+    Raises:
+        ValueError: If the result has no marking grid.
+    """
+    points = _points(result)
+    if not points:
+        msg = "the result has no marking grid"
+        raise ValueError(msg)
+
+    def mean(point: dict[str, Any], name: str) -> float:
+        return float(point[name]["mean"])
+
+    below = max(p["precision"] for p in points if p["precision"] < 1)
+    at = sorted((p for p in points if p["precision"] == below), key=lambda p: p["recall"])
+    perfect = sorted((p for p in points if p["precision"] == 1), key=lambda p: p["recall"])
+    paying = [p["recall"] for p in perfect if mean(p, "dollars_saved") > 0]
+    return {
+        "tasks": result["marking_grid"]["stock"]["tasks"],
+        "precision": below,
+        "recalls": [at[0]["recall"], at[-1]["recall"]],
+        "lost": [round(mean(at[0], "tasks_lost")), round(mean(at[-1], "tasks_lost"))],
+        "saved": [round(mean(at[0], "calls_saved")), round(mean(at[-1], "calls_saved"))],
+        "lossless": all((mean(p, "tasks_lost") <= 0) == (p["precision"] == 1) for p in points),
+        "calls_saved": all(mean(p, "calls_saved") > 0 for p in points),
+        "dollars_recall": paying[0] if paying else None,
+        "dollars_lose": all(
+            mean(p, "tasks_lost") > 0 for p in points if mean(p, "dollars_saved") > 0
+        ),
+    }
+
+
+def break_even_sentence(result: dict[str, Any]) -> str:
+    """Return the sentence that states the marking grid's break-even, from the grid."""
+    b = break_even_figures(result)
+    begin = (
+        "Losses begin as soon as precision drops below 1: only precision 1 loses no task"
+        if b["lossless"]
+        else "Losses do not follow precision alone"
+    )
+    calls = "every point saves model calls" if b["calls_saved"] else "some point saves no call"
+    dollars = (
+        f"precision 1 saves dollars from recall {b['dollars_recall']}"
+        if b["dollars_recall"] is not None
+        else "no marker of precision 1 saves any (the argument rides on every tool's schema)"
+    )
+    lose = ", and every point that saves dollars loses tasks" if b["dollars_lose"] else ""
+    return (
+        f"{begin}, and at precision {b['precision']} a marker loses {b['lost'][0]} to "
+        f"{b['lost'][1]} of {b['tasks']} tasks (recall {b['recalls'][0]} to "
+        f"{b['recalls'][1]}) while saving {b['saved'][0]} to {b['saved'][1]} model calls; "
+        f"{calls}, but in dollars {dollars}{lose}."
+    )
+
+
+def marking_table(result: dict[str, Any]) -> list[str]:
+    """Return the marking grid: per precision and recall, mean and range over the seeds."""
+    grid = result["marking_grid"]
+    stock = grid["stock"]
+
+    def spread(fig: dict[str, float], fmt: str) -> str:
+        return f"{fig['mean']:{fmt}} ({fig['min']:{fmt}}–{fig['max']:{fmt}})"
+
+    lines = [
+        "| precision | recall | false-mark rate | tasks kept | $ | $ vs stock | model calls | "
+        "calls vs stock | tokens | true stops | false stops |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for p in grid["points"]:
+        lines.append(
+            f"| {p['precision']} | {p['recall']} | {p['false_rate']:.3f} | "
+            f"{spread(p['utility'], '.1f')} | {spread(p['dollars'], '.4f')} | "
+            f"{_pct(p['dollars']['mean'], stock['dollars'])} | "
+            f"{spread(p['model_calls'], '.1f')} | "
+            f"{_pct(p['model_calls']['mean'], stock['model_calls'])} | "
+            f"{p['tokens']['mean']:,.0f} | "
+            f"{p['true_stops']['mean']:.1f} | {p['false_stops']['mean']:.1f} |"
+        )
+    return lines
+
+
+def marking_lines(result: dict[str, Any], chart: str) -> list[str]:
+    """Return the marking section: the rule, the break-even, the chart and the grid."""
+    grid = result.get("marking_grid")
+    if not grid:
+        return []
+    stock = grid["stock"]
+    return [
+        f"What marking accuracy pays, under `{grid['config']}`{FITTED} without faults "
+        f"(`bench/agentdojo/marking.py`): each task ran unmarked and marked on each of its "
+        f"calls ({grid['runs']} runs), then a marker of precision p and recall r was drawn "
+        f"{grid['seeds']} times (seeds 0 to {grid['seeds'] - 1}) per point: {grid['rule']}. "
+        f"The oracle marks {grid['oracle_calls']} of {grid['calls']} calls. Figures are the "
+        f"mean over the seeds (min–max); stock: {stock['utility']}/{stock['tasks']}, "
+        f"${stock['dollars']:.4f}, {stock['model_calls']} model calls.",
+        "",
+        break_even_sentence(result),
+        "",
+        f"![tasks kept, dollars and model calls against precision and recall]({chart})",
+        "",
+        *marking_table(result),
+    ]
+
+
+def chart(result: dict[str, Any], path: Path) -> None:
+    """Draw the marking grid: tasks kept, dollars and model calls against recall, per precision.
+
+    Each line is one precision; its band spans the seeds' min to max; the dashed line is stock.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    grid = result["marking_grid"]
+    panels = (
+        ("utility", "tasks kept", "utility"),
+        ("dollars", "$ (lower is better)", "dollars"),
+        ("model_calls", "model calls (lower is better)", "model_calls"),
+    )
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.8))
+    colors = plt.get_cmap("viridis")
+    levels = grid["levels"]
+    for axis, (name, title, base) in zip(axes, panels, strict=True):
+        for i, precision in enumerate(levels):
+            points = [p for p in grid["points"] if p["precision"] == precision]
+            recalls = [p["recall"] for p in points]
+            color = colors(i / max(1, len(levels) - 1))
+            axis.plot(
+                recalls, [p[name]["mean"] for p in points], marker="o", color=color,
+                label=f"precision {precision}",
+            )  # fmt: skip
+            axis.fill_between(
+                recalls, [p[name]["min"] for p in points], [p[name]["max"] for p in points],
+                color=color, alpha=0.15,
+            )  # fmt: skip
+        axis.axhline(grid["stock"][base], color="black", linestyle="--", label="stock")
+        axis.set_xlabel("recall")
+        axis.set_title(title)
+        axis.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(
+        f"AgentDojo, {grid['stock']['tasks']} tasks, {grid['config']}{FITTED}: "
+        f"a marker of precision p and recall r, {grid['seeds']} seeds",
+        fontsize=11,
+    )
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def markdown(result: dict[str, Any], chart: str = CHART) -> str:
+    """Return the whole result as Markdown (``bench/results/agentdojo.md``).
+
+    ``chart`` is the marking chart's path relative to where the text goes.
+    """
     meta, faults = result["meta"], result["faults"]
     counts = ", ".join(f"{s} {row(result, 'stock', False, s)['tasks']}" for s in meta["suites"])
     status = {True: "met", False: "NOT met", None: "not measured"}
@@ -258,7 +435,7 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         *totals_table(result),
         "",
-        "Per suite: utility · model calls · dollars.",
+        "Per suite: utility · dollars · model calls · tokens (input and output).",
         "",
         *suites_table(result),
         "",
@@ -272,6 +449,8 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         *marks_lines(result),
         "",
+        *marking_lines(result, chart),
+        *([""] if result.get("marking_grid") else []),
         "Every loss:",
         "",
         *losses_table(result),
@@ -292,7 +471,7 @@ def update_readme(text: str, result: dict[str, Any]) -> str:
     if start < 0 or end < start:
         msg = f"README has no {README_BEGIN} ... {README_END} block"
         raise ValueError(msg)
-    block = f"{README_BEGIN}\n{markdown(result)}{README_END}"
+    block = f"{README_BEGIN}\n{markdown(result, f'results/{CHART}')}{README_END}"
     return text[:start] + block + text[end + len(README_END) :]
 
 
@@ -303,4 +482,7 @@ def write(result: dict[str, Any], out: Path) -> dict[str, Path]:
     document = result | {"goals": goals(result)}
     paths["json"].write_text(json.dumps(document, indent=2) + "\n", "utf-8")
     paths["md"].write_text(markdown(result), "utf-8")
+    if result.get("marking_grid"):
+        paths["chart"] = out / CHART
+        chart(result, paths["chart"])
     return paths

@@ -43,6 +43,7 @@ from bench.agentdojo.mappings import (
     ground_truth_ends,
     team_mapping,
 )
+from bench.agentdojo.marking import marking_grid
 from bench.agentdojo.model import Journal
 from bench.agentdojo.parallel import steps
 from bench.agentdojo.suites import SUITES, VERSION, Task, suite, tasks
@@ -266,6 +267,8 @@ def run_all(
         ],
         "tasks": [task_row(o) for o in outcomes],
     }
+    if model is None:  # the grid simulates markers on the replay's runs
+        result["marking_grid"] = marking_grid(chosen, configs, marks, rows, profile)
     if model is not None:
         result["model"] = {
             "name": model_label or getattr(model, "model_name", type(model).__name__),
