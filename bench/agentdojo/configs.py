@@ -17,7 +17,10 @@ are (:data:`bench.agentdojo.tools.Kind`, from a mapping) and in the stop middlew
   others ``adopt(stops=False)``): fewer schemas carry it, so every call sends fewer tokens.
   ``stop/when_marked/shared`` adopts every tool ``when_marked`` with ``mark="shared"``: no
   argument on any schema, and the agent gets ``stop_on_artifact.mark_tool()``, one small tool
-  the replay calls in the same reply as the call it marks (the same oracle).
+  the replay calls in the same reply as the call it marks (the same oracle). The mark's call
+  stays in the trace AgentDojo judges: ``utility()`` reads the answer and the environment, and
+  the tasks judged from their calls (``utility_from_traces``) look for their own functions by
+  name, so an extra ``mark_final`` changes no verdict.
 
 The middleware gets ``max_model_calls`` and ``max_retries`` above the longest ground truth
 (18 calls) and its faults, so neither bound ends a run the replay would finish.
