@@ -15,6 +15,12 @@ are (:data:`bench.agentdojo.tools.Kind`, from a mapping) and in the stop middlew
   after which stopping keeps the task's utility: an oracle, so its figures are an upper bound.
   ``stop/when_marked/ends`` gives the argument only to the tools some task ends with (the
   others ``adopt(stops=False)``): fewer schemas carry it, so every call sends fewer tokens.
+  ``stop/when_marked/shared`` adopts every tool ``when_marked`` with ``mark="shared"``: no
+  argument on any schema, and the agent gets ``stop_on_artifact.mark_tool()``, one small tool
+  the replay calls in the same reply as the call it marks (the same oracle). The mark's call
+  stays in the trace AgentDojo judges: ``utility()`` reads the answer and the environment, and
+  the tasks judged from their calls (``utility_from_traces``) look for their own functions by
+  name, so an extra ``mark_final`` changes no verdict.
 
 The middleware gets ``max_model_calls`` and ``max_retries`` above the longest ground truth
 (18 calls) and its faults, so neither bound ends a run the replay would finish.
@@ -31,7 +37,7 @@ from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
-from stop_on_artifact import StopOnArtifactMiddleware
+from stop_on_artifact import StopOnArtifactMiddleware, mark_tool
 
 from bench.agentdojo.mappings import ToolMapping
 from bench.agentdojo.tools import Kind
@@ -65,6 +71,8 @@ class Config:
     """The replay marks the call after which stopping keeps the task's utility (an oracle)."""
     parallel: bool = False
     """The replay issues the calls that do not depend on each other in one step."""
+    mark_tool: bool = False
+    """The agent gets the shared mark tool (``stop_on_artifact.mark_tool()``)."""
 
     @property
     def upper_bound(self) -> bool:
@@ -94,6 +102,7 @@ class Config:
                     max_model_calls=MAX_MODEL_CALLS,
                 )
             )
+        tools = [*tools, mark_tool()] if self.mark_tool else tools
         return create_agent(model, tools, system_prompt=system_prompt(), middleware=middleware)
 
 
@@ -143,6 +152,22 @@ def configurations(team: ToolMapping, no_loss: ToolMapping, ends: ToolMapping) -
                 middleware=True,
                 retry_in_place=retry,
                 marks=True,
+            )
+        )
+    for retry in (False, True):
+        configs.append(
+            Config(
+                name="stop/when_marked/shared" + "+retry" * retry,
+                description=(
+                    'the stop middleware (hard), every tool adopt(stops="when_marked", '
+                    'mark="shared") and the mark tool; the replay calls the mark beside the '
+                    "call it marks (the same oracle)" + ", retry_in_place=True" * retry
+                ),
+                others="shared_mark",
+                middleware=True,
+                retry_in_place=retry,
+                marks=True,
+                mark_tool=True,
             )
         )
     configs.append(

@@ -117,8 +117,9 @@ def _results(messages: Sequence[BaseMessage]) -> dict[str, ToolMessage]:
 
 
 def _invalid(message: BaseMessage) -> bool:
-    if not isinstance(message, ToolMessage) or message.artifact is None:
-        return False
+    artifact = message.artifact if isinstance(message, ToolMessage) else None
+    if not isinstance(artifact, dict) or not {"stop", "reason"} & set(artifact):
+        return False  # no contract (``mark="shared"``'s plain success): a plain result
     try:
         parse_artifact(message)
     except InvalidArtifactError:

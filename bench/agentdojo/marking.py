@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # importing them loads agentdojo, which the simulation does n
     from bench.agentdojo.suites import Task
     from bench.latency import Profile
 
-CONFIG = "stop/when_marked+retry"
+CONFIG = "stop/when_marked/shared+retry"
 """The marking configuration the grid runs (every tool may be marked)."""
 LEVELS = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 """The precisions and the recalls of the grid."""

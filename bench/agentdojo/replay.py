@@ -22,10 +22,13 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from stop_on_artifact import mark_tool
 from stop_on_artifact.messages import turn_start
 from stop_on_artifact.testing import ScriptedChatModel, tool_call
 
 REPLAY_MODEL = "agentdojo-ground-truth-replay"
+MARK_TOOL = mark_tool().name
+"""The shared mark's name: the replay calls it beside a marked call when it is bound."""
 
 
 def failed(message: ToolMessage) -> bool:
@@ -36,9 +39,9 @@ def failed(message: ToolMessage) -> bool:
 
 
 def succeeded(messages: Sequence[BaseMessage]) -> int:
-    """Count this turn's tool results that succeeded."""
+    """Count this turn's tool results that succeeded (the shared mark's is no ground-truth call)."""
     turn = messages[turn_start(messages) :]
-    return sum(isinstance(m, ToolMessage) and not failed(m) for m in turn)
+    return sum(isinstance(m, ToolMessage) and not failed(m) and m.name != MARK_TOOL for m in turn)
 
 
 def succeeded_calls(messages: Sequence[BaseMessage]) -> set[int]:
@@ -75,7 +78,8 @@ class ReplayChatModel(ScriptedChatModel):
 
     ``marks`` (indices into ``calls``) and ``mark_argument`` make the replay set
     ``{mark_argument: True}`` on those calls when the bound tool declares the argument: the
-    oracle for tools that stop when the model marks a call.
+    oracle for tools that stop when the model marks a call. When none of them declares it and
+    the shared mark (:data:`MARK_TOOL`) is bound, the reply calls the mark beside them instead.
 
     ``steps`` (:func:`bench.agentdojo.parallel.steps`) makes it issue several calls in one
     ``AIMessage``: the calls of the first step not all succeeded, those that have not (a
@@ -122,6 +126,9 @@ class ReplayChatModel(ScriptedChatModel):
                 if index in self.marks and self._declares_mark(tools, call["name"]):
                     args[str(self.mark_argument)] = True
                 calls.append(tool_call(call["name"], args, f"call_{index}_{len(messages)}"))
+            shared = self._binds(tools, MARK_TOOL) and set(indices) & set(self.marks)
+            if shared and not any(str(self.mark_argument) in c["args"] for c in calls):
+                calls.append(tool_call(MARK_TOOL, {}, f"mark_{len(messages)}"))
             reply = AIMessage(content="", tool_calls=calls)
         reply.response_metadata = {"model_name": self.model_name}
         sent = count_tokens_approximately(messages, tools=list(tools) or None)
@@ -143,6 +150,9 @@ class ReplayChatModel(ScriptedChatModel):
             if left:
                 return left
         return []
+
+    def _binds(self, tools: Sequence[dict[str, Any]], name: str) -> bool:
+        return any(tool.get("function", {}).get("name") == name for tool in tools)
 
     def _declares_mark(self, tools: Sequence[dict[str, Any]], name: str) -> bool:
         if self.mark_argument is None:

@@ -12,7 +12,9 @@ How a tool may stop is its :data:`Kind`, from a mapping (:mod:`bench.agentdojo.m
 ``adopt()``: success is ``completed``, a timeout ``transient``), ``reads``
 (``adopt(stops=False)``: success is a plain result, a timeout still ``transient``) and
 ``when_marked`` (``adopt(stops="when_marked")``: success is ``completed`` when the model set
-the argument ``stop_on_artifact.MARK_ARGUMENT`` on the call, else a plain result).
+the argument ``stop_on_artifact.MARK_ARGUMENT`` on the call, else a plain result) and
+``shared_mark`` (``adopt(stops="when_marked", mark="shared")``: no argument; success is
+``completed`` when the same reply calls ``stop_on_artifact.mark_tool()``, else a plain result).
 
 Seeded faults (:class:`Faults`): a drawn call times out once, before it reaches the
 environment (so a retry never writes twice), with :class:`ToolTimeout`, which is both a
@@ -33,7 +35,7 @@ from agentdojo.functions_runtime import Function, FunctionsRuntime, TaskEnvironm
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from stop_on_artifact import adopt
 
-Kind = Literal["plain", "return_direct", "stops", "reads", "when_marked"]
+Kind = Literal["plain", "return_direct", "stops", "reads", "when_marked", "shared_mark"]
 """How one tool may end a run; see the module's docstring."""
 TIMEOUT_TEXT = "TimeoutError: the service did not answer in time. Trying again may work."
 
@@ -174,5 +176,7 @@ def suite_tools(
             tool = adopt(tool, transient=TimeoutError, stops=False)
         elif kind == "when_marked":
             tool = adopt(tool, transient=TimeoutError, stops="when_marked")
+        elif kind == "shared_mark":
+            tool = adopt(tool, transient=TimeoutError, stops="when_marked", mark="shared")
         tools.append(tool)
     return tools

@@ -76,6 +76,17 @@ for key, task in found.items():
         "clean": asdict(run_task(retrying, task, Faults(), profile, mark=marks)),
         "faulty": asdict(run_task(retrying, task, Faults(1.0), profile, mark=marks)),
     }
+from bench.agentdojo.harness import oracle_marks
+argument, shared = configs["stop/when_marked+retry"], configs["stop/when_marked/shared+retry"]
+out["shared"] = {}
+for key, task in found.items():
+    mark = oracle_marks([task], argument, profile)[key]
+    out["shared"][key] = {
+        "mark": mark,
+        "argument": asdict(run_task(argument, task, Faults(), profile, mark=mark)),
+        "clean": asdict(run_task(shared, task, Faults(), profile, mark=mark)),
+        "faulty": asdict(run_task(shared, task, Faults(1.0), profile, mark=mark)),
+    }
 print(json.dumps(out))
 """
 
@@ -135,6 +146,18 @@ def test_calls_issued_together_keep_utility_and_save_steps(probed: dict[str, Any
         for name in ("clean", "faulty"):  # every timeout is retried in place
             assert run[name]["utility"] and run[name]["model_calls"] == n + answer, (key, name)
             assert run[name]["calls"] == run[name]["ground_truth"], (key, name)
+
+
+def test_the_shared_mark_stops_where_the_argument_does_and_sends_fewer_tokens(
+    probed: dict[str, Any],
+) -> None:
+    for key, run in probed["shared"].items():  # the replay calls the mark beside the marked call
+        argument, clean, faulty = run["argument"], run["clean"], run["faulty"]
+        assert clean["utility"] and faulty["utility"], key  # AgentDojo ignores the mark's call
+        assert clean["model_calls"] == argument["model_calls"], key
+        assert clean["rule"] == argument["rule"] and clean["invalid_artifacts"] == 0, key
+        assert clean["input_tokens"] < argument["input_tokens"], key
+        assert (clean["rule"] == "completed") == (run["mark"] is not None), key
 
 
 def test_a_call_waits_only_for_a_value_it_learned_in_the_step_before_it() -> None:

@@ -38,7 +38,7 @@ PUBLIC = {
     "PolicyMiddleware", "PolicyGate", "ToolPolicy", "tool_policy", "Block", "ApprovalUsedError",
     "resume_problem",
     # existing tools and in-place retries
-    "adopt", "MARK_ARGUMENT", "current_attempt", "MCPErrorResult",
+    "adopt", "MARK_ARGUMENT", "mark_tool", "current_attempt", "MCPErrorResult",
 }  # fmt: skip
 LAZY = {
     "StopOnArtifactMiddleware",
@@ -232,7 +232,8 @@ def test_the_source_stays_small_with_no_import_circle() -> None:
     # response_format (#55): 3,224 at pickup + 150; a subagent's stop ends the parent's
     # turn (#56): 3,318 at pickup + 80, the cap.
     # #47 docstrings with Args and an Example: +311
-    assert sum(sizes.values()) <= 3709, sizes
+    # The shared mark (#48): +70
+    assert sum(sizes.values()) <= 3779, sizes
     assert max(sizes.values()) <= 400, sizes
     assert {name for name in modules if not name.startswith("_")} == {"messages", "testing"}
     graph = {

@@ -20,6 +20,7 @@ from stop_on_artifact._artifact import (
     transient,
 )
 from stop_on_artifact._decision import StopDecision, decide, final_text, is_hard_stop
+from stop_on_artifact._mark import mark_tool
 from stop_on_artifact._policies import Block, PolicyGate, ToolPolicy, tool_policy
 from stop_on_artifact._record import StateSchemaError, StopState
 from stop_on_artifact._retry import current_attempt
@@ -38,7 +39,7 @@ __all__ = [
     "PolicyMiddleware", "Reason", "StateSchemaError", "StopDecision", "StopMode",
     "StopOnArtifactMiddleware", "StopRouter", "StopSettings", "StopState", "ToolPolicy", "adopt",
     "completed", "current_attempt", "decide", "fatal", "final_text", "is_hard_stop",
-    "parse_artifact", "policy_block", "resume_problem", "tool_policy", "transient",
+    "mark_tool", "parse_artifact", "policy_block", "resume_problem", "tool_policy", "transient",
 ]  # fmt: skip
 
 

@@ -14,6 +14,7 @@ from langchain_core.tools import tool as as_tool
 from pydantic import Field, create_model
 
 from stop_on_artifact import _artifact
+from stop_on_artifact._mark import MARKABLE
 
 TRANSIENT_CONTENT = "The service did not answer this time. Trying again may work."
 FATAL_CONTENT = "This request could not be completed, and trying again will not help."
@@ -62,6 +63,7 @@ class _AdoptedTool(BaseTool):  # see adopt()
     fatal: tuple[Errors, str]
     mcp: bool = False
     stops: Stops = True
+    markable: bool = False  # a plain success carries MARKABLE: the shared mark may complete it
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
 
     def _outcome(self, error: Exception) -> tuple[Any, dict[str, Any]]:
@@ -79,7 +81,8 @@ class _AdoptedTool(BaseTool):  # see adopt()
 
     def _success(self, content: Any, marked: object) -> tuple[Any, dict[str, Any] | None]:
         stops = self.stops is True or (self.stops == "when_marked" and marked is True)
-        return content, _artifact.completed() if stops else None  # None: a plain result
+        plain = dict(MARKABLE) if self.markable else None  # both a plain result
+        return content, _artifact.completed() if stops else plain
 
     def _run(
         self, *args: Any, run_manager: CallbackManagerForToolRun | None = None, **kwargs: Any
@@ -137,6 +140,7 @@ def adopt(
     transient_content: str = TRANSIENT_CONTENT,
     fatal_content: str = FATAL_CONTENT,
     mcp_defaults: bool = True,
+    mark: Literal["argument", "shared"] = "argument",
 ) -> BaseTool:
     """Turn a tool that returns text and raises on failure into a `content_and_artifact` one.
 
@@ -146,12 +150,14 @@ def adopt(
     artifact: the model reads it, a hard stop never names it); with `stops="when_marked"` the
     tool gains the optional boolean argument [MARK_ARGUMENT][stop_on_artifact.MARK_ARGUMENT]
     (`final`), by which the model says in the call itself that this result answers the
-    request: completed when true, plain otherwise. An exception of a `transient` type (a timeout, a
-    503) or a `fatal` one (not found) gives that reason, `error=<its type's name>` and
-    `transient_content` (for the model) or `fatal_content` (a hard stop's answer), never the
-    exception's text (a URL, a key, a customer's data). Others are raised as before, through the
-    tool's `handle_tool_error` / `handle_validation_error` (then `ToolNode` or `ToolErrorMiddleware`
-    make them rule `tool_error`). A tool that takes an `InjectedToolCallId` cannot be adopted.
+    request: completed when true, plain otherwise; with `mark="shared"` it gains no argument
+    and completes when the same reply calls [mark_tool][stop_on_artifact.mark_tool]. An
+    exception of a `transient` type (a timeout, a 503) or a `fatal` one (not found) gives that
+    reason, `error=<its type's name>` and `transient_content` (for the model) or
+    `fatal_content` (a hard stop's answer), never the exception's text (a URL, a key, a
+    customer's data). Others are raised as before, through the tool's `handle_tool_error` /
+    `handle_validation_error` (then `ToolNode` or `ToolErrorMiddleware` make them rule
+    `tool_error`). A tool that takes an `InjectedToolCallId` cannot be adopted.
 
     An MCP tool from langchain-mcp-adapters or `langchain.mcp` (which know nothing of the
     contract) is adopted the same way: its content on success (its structured content is
@@ -169,6 +175,7 @@ def adopt(
         transient_content: The content of a transient failure, for the model.
         fatal_content: The content of a fatal failure, a hard stop's answer.
         mcp_defaults: Add `TimeoutError` to `transient` and `MCPErrorResult` to `fatal`.
+        mark: With `"when_marked"`: `"argument"` (`final`) or `"shared"` (`mark_tool`).
 
     Example:
         A plain function's return completes its call:
@@ -188,8 +195,8 @@ def adopt(
             `"when_marked"` and the tool has an argument named
             [MARK_ARGUMENT][stop_on_artifact.MARK_ARGUMENT].
     """
-    if stops not in (True, False, "when_marked"):
-        raise ValueError("stops must be True, False or 'when_marked'")
+    if stops not in (True, False, "when_marked") or mark not in ("argument", "shared"):
+        raise ValueError("stops must be True, False or 'when_marked'; mark 'argument' or 'shared'")
     wrapped = tool if isinstance(tool, BaseTool) else as_tool(tool)
     mcp = _is_mcp(wrapped)
     if wrapped.response_format == "content_and_artifact" and not mcp:
@@ -203,12 +210,14 @@ def adopt(
             fatal_errors = (*fatal_errors, MCPErrorResult)
     if set(transient_errors) & set(fatal_errors):
         raise ValueError("an exception type is listed as both transient and fatal")
+    shared = stops == "when_marked" and mark == "shared"  # then no argument: plain, markable
     schema = wrapped.args_schema  # an MCP tool's is a JSON schema, kept as it is
     schema = schema if isinstance(schema, dict) else wrapped.get_input_schema()
     return _AdoptedTool(
         **{field: getattr(wrapped, field) for field in _COPIED},
-        args_schema=_marked(schema) if stops == "when_marked" else schema,
-        stops=stops,
+        args_schema=_marked(schema) if stops == "when_marked" and not shared else schema,
+        stops=False if shared else stops,
+        markable=shared,
         inner=wrapped.model_copy(update=dict.fromkeys(_HANDLERS, False)),  # raises; handled here
         transient=(transient_errors, transient_content),
         fatal=(fatal_errors, fatal_content),

@@ -21,6 +21,7 @@ from stop_on_artifact._artifact import (
     parse_artifact,
     speaks,
 )
+from stop_on_artifact._mark import MARK_TOOL, read_marks
 
 __all__ = [
     "IN_PLACE_FIELD", "NOT_DONE_FIELD", "in_place_retries", "invocation_index",
@@ -213,7 +214,7 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
             judged[id(message)] = judge(message)
         return judged[id(message)]
 
-    turn = messages[turn_start(messages, record) :]
+    turn = read_marks(messages[turn_start(messages, record) :])
     results: dict[tuple[int, str], ToolMessage] = {}  # by (issuing reply, call id): ids recur
     issuer: dict[str, int] = {}  # each call id's latest issuing reply, by its group
     groups: list[list[dict[str, Any]]] = []
@@ -235,6 +236,9 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
                 policy = policy if isinstance(policy, str) else None
                 approvals.append((message.tool_call_id, artifact["approval"], policy))
     step = _in_call_order(groups[-1], turn[last + 1 :]) if groups else []
+    if any(not verdict(m).plain for m in step):  # the mark's own result is read alone
+        mark = {c["id"] for c in groups[-1] if c["name"] == MARK_TOOL}
+        step = [m for m in step if m.tool_call_id not in mark]
     valid = [verdict(m) for m in results.values() if verdict(m).artifact is not None]
     record = record or {}  # a call's outcomes by its id: it survives its reply's removal
     in_place: dict[str, int] = {}
