@@ -57,34 +57,38 @@ def saved(config: str) -> int:
 def test_the_library_readme_quotes_the_committed_run() -> None:
     text = " ".join(LIBRARY_README.read_text("utf-8").split())
     said = re.search(
-        r"every write stopping lost (\d+); .* lost none, saved (\d+)% of calls; "
-        r"perfect marks (\d+)%, (\d+)% with independent calls in one step\. Marks break even "
-        r"only at precision 1: at ([\d.]+) they lose (\d+) to (\d+) tasks to save (\d+) to "
-        r"(\d+) calls\.",
+        r"every write stopping lost (\d+) of (\d+) tasks; perfect marks saved (\d+)% of calls "
+        r"\(shared: (\d+)% of dollars\), (\d+)% with independent calls in one step\. Marks "
+        r"break even only at precision 1: at ([\d.]+) they lose (\d+) to (\d+) tasks to save "
+        r"(\d+) to (\d+) calls\.",
         text,
     )
     assert said is not None
-    team_lost, no_loss, marked, parallel = (int(x) for x in said.groups()[:4])
-    assert team_lost == lost("stop/team")
-    assert lost("stop/no-loss") == 0
-    assert no_loss == saved("stop/no-loss")
-    assert marked == saved("stop/when_marked")
+    team_lost, tasks, marked, dollars, parallel = (int(x) for x in said.groups()[:5])
+    assert (team_lost, tasks) == (lost("stop/team"), total("stock")["tasks"])
+    assert marked == saved("stop/when_marked") == saved("stop/when_marked/shared")
+    shared, stock = total("stop/when_marked/shared")["dollars"], total("stock")["dollars"]
+    assert dollars == round(100 * (1 - shared / stock))
     assert parallel == saved("stop/when_marked+parallel")
     found = break_even_figures(result())
     assert found["lossless"], "only precision 1 loses no task"
-    assert said.group(5) == str(found["precision"])
-    assert [int(x) for x in said.groups()[5:]] == [*found["lost"], *found["saved"]]
+    assert said.group(6) == str(found["precision"])
+    assert [int(x) for x in said.groups()[6:]] == [*found["lost"], *found["saved"]]
 
 
 def test_the_readme_quotes_the_committed_run() -> None:
     text = " ".join(README.read_text("utf-8").split())
     said = re.search(
-        r"loses (\d+) tasks, .* loses none saves (\d+)% .* an upper bound\) saves (\d+)% "
-        r".* it saves (\d+)% \((\d+) model calls against (\d+),",
+        r"loses (\d+) tasks, .* loses none \(fitted to these tasks: an upper bound\) saves "
+        r"(\d+)% .* an upper bound\) saves (\d+)% with every task kept, and (\d+)% of the "
+        r"dollars when the mark is one shared tool .* it saves (\d+)% \((\d+) model calls "
+        r"against (\d+),",
         text,
     )
     assert said is not None
-    lost, no_loss, marked, parallel, calls, stock = (int(x) for x in said.groups())
+    lost, no_loss, marked, dollars, parallel, calls, stock = (int(x) for x in said.groups())
+    shared = total("stop/when_marked/shared")["dollars"]
+    assert dollars == round(100 * (1 - shared / total("stock")["dollars"]))
     team = total("stop/team")
     assert lost == team["tasks"] - team["utility"]
     assert (no_loss, marked) == (saved("stop/no-loss"), saved("stop/when_marked"))
@@ -113,6 +117,7 @@ def test_the_bench_readme_quotes_the_committed_run() -> None:
         for s in document["meta"]["suites"]
     )
     parallel = total("stop/when_marked+parallel")
+    shared = total("stop/when_marked/shared")
     quoted = [
         f"The committed run took {round(document['meta']['duration_s'])} s",
         f"{calls} + {tasks} = {stock}",
@@ -164,12 +169,20 @@ def test_the_bench_readme_quotes_the_committed_run() -> None:
         f"{found['lost'][0]} to {found['lost'][1]} of {tasks} tasks (recall "
         f"{found['recalls'][0]} to {found['recalls'][1]}) while saving {found['saved'][0]} to "
         f"{found['saved'][1]} model calls",
-        f"it saves {round(perfect[0]['calls_saved']['mean'])} to "
+        f"a marker of precision 1 saves {round(perfect[0]['calls_saved']['mean'])} to "
         f"{round(perfect[-1]['calls_saved']['mean'])} calls (recall {perfect[0]['recall']} to "
-        f"{perfect[-1]['recall']}) and still costs more than stock",
+        f"{perfect[-1]['recall']}) and ${perfect[0]['dollars_saved']['mean']:.4f} to "
+        f"${perfect[-1]['dollars_saved']['mean']:.4f} of stock's ${total('stock')['dollars']:.4f}, "
+        "losing nothing",
+        f"so input tokens grow {more('stop/when_marked', 'input_tokens')} and dollars "
+        f"{more('stop/when_marked', 'dollars')} over stock despite the fewer calls",
+        f"the same {shared['model_calls']} calls cost {less('stop/when_marked/shared', 'dollars')} "
+        f"fewer dollars than stock (${shared['dollars']:.4f} against "
+        f"${total('stock')['dollars']:.4f})",
         break_even_sentence(document),
     ]
-    assert found["lossless"] and found["calls_saved"] and found["dollars_lose"]
-    assert all(p["dollars_saved"]["mean"] <= 0 for p in perfect)
+    assert found["lossless"] and found["calls_saved"] and not found["dollars_lose"]
+    assert all(p["dollars_saved"]["mean"] > 0 for p in perfect)
+    assert shared["utility"] == tasks and shared["dollars"] < total("stock")["dollars"]
     missing = [q for q in quoted if q not in text]
     assert not missing, "bench/README.md no longer quotes the committed run: " + repr(missing)

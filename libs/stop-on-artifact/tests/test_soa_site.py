@@ -94,6 +94,20 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return site
 
 
+def test_the_home_page_includes_whole_readme_sections() -> None:
+    """Each README range the home page includes starts and ends on a paragraph's boundary.
+
+    The ranges are line numbers: a README edit above one shifts it silently.
+    """
+    readme = (LIBRARY / "README.md").read_text("utf-8").splitlines()
+    index = (LIBRARY / "docs" / "index.md").read_text("utf-8")
+    ranges = [(int(a), int(b)) for a, b in re.findall(r'--8<-- "README\.md:(\d+):(\d+)"', index)]
+    assert ranges
+    for first, last in ranges:
+        assert readme[first - 1].strip() and not readme[first - 2].strip(), (first, last)
+        assert readme[last - 1].strip() and not readme[last].strip(), (first, last)
+
+
 def test_the_site_builds_strictly_with_the_docstrings(site: Path) -> None:
     for name in ("StopOnArtifactMiddleware", "completed", "decide"):
         summary = inspect.getdoc(getattr(stop_on_artifact, name)).splitlines()[0]  # type: ignore[union-attr]
