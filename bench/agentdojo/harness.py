@@ -23,7 +23,7 @@ from typing import Any, Literal
 from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from stop_on_artifact import MARK_ARGUMENT, InvalidArtifactError, parse_artifact
+from stop_on_artifact import MARK_ARGUMENT, InvalidArtifactError, mark_tool, parse_artifact
 from stop_on_artifact.messages import message_text
 
 from bench.agentdojo.configs import Config
@@ -186,22 +186,28 @@ def model_error(run: Run) -> str | None:
     return None
 
 
-def model_mark(messages: Sequence[BaseMessage]) -> tuple[int, str] | None:
-    """Return the call the model marked (``MARK_ARGUMENT`` true), or None.
+MARK_TOOL = mark_tool().name
 
-    The first marked call that succeeded (the one a stop follows), else the first marked;
-    as ``(successful calls before it, tool name)``.
+
+def model_mark(messages: Sequence[BaseMessage]) -> tuple[int, str] | None:
+    """Return the call the model marked, or None.
+
+    A call is marked by its own `MARK_ARGUMENT` set true, or by the shared mark
+    (`mark_tool`) called in the same reply. The first marked call that succeeded (the one a
+    stop follows), else the first marked; as `(successful calls before it, tool name)`, the
+    mark's own results not counted.
     """
     results = _results(messages)
     found: list[tuple[int, str, bool]] = []
     before = 0
     for message in messages:
-        if isinstance(message, ToolMessage) and not failed(message):
+        if isinstance(message, ToolMessage) and not failed(message) and message.name != MARK_TOOL:
             before += 1
         if not isinstance(message, AIMessage):
             continue
+        shared = any(call["name"] == MARK_TOOL for call in message.tool_calls)
         for call in message.tool_calls:
-            if call["args"].get(MARK_ARGUMENT) is True:
+            if call["name"] != MARK_TOOL and (shared or call["args"].get(MARK_ARGUMENT) is True):
                 result = results.get(str(call["id"]))
                 found.append((before, call["name"], result is not None and not failed(result)))
     chosen = next((f for f in found if f[2]), found[0] if found else None)

@@ -87,6 +87,19 @@ for key, task in found.items():
         "clean": asdict(run_task(shared, task, Faults(), profile, mark=mark)),
         "faulty": asdict(run_task(shared, task, Faults(1.0), profile, mark=mark)),
     }
+from langchain_core.messages import AIMessage, ToolMessage
+from bench.agentdojo.harness import model_mark
+def reply(*calls):
+    return AIMessage("", tool_calls=[
+        {"name": n, "args": a, "id": f"c{i}", "type": "tool_call"} for n, a, i in calls
+    ])
+def result(i, name):
+    return ToolMessage("ok", tool_call_id=f"c{i}", name=name)
+read = [reply(("get_balance", {}, 0)), result(0, "get_balance")]
+shared_mark = [*read, reply(("send_money", {}, 1), ("mark_final", {}, 2)),
+               result(1, "send_money"), result(2, "mark_final")]
+argument_mark = [*read, reply(("send_money", {"final": True}, 1)), result(1, "send_money")]
+out["model_marks"] = [model_mark(shared_mark), model_mark(argument_mark), model_mark(read)]
 print(json.dumps(out))
 """
 
@@ -158,6 +171,14 @@ def test_the_shared_mark_stops_where_the_argument_does_and_sends_fewer_tokens(
         assert clean["rule"] == argument["rule"] and clean["invalid_artifacts"] == 0, key
         assert clean["input_tokens"] < argument["input_tokens"], key
         assert (clean["rule"] == "completed") == (run["mark"] is not None), key
+
+
+def test_a_models_mark_is_read_from_the_argument_or_the_shared_mark(
+    probed: dict[str, Any],
+) -> None:
+    # after one successful read, send_money is marked either way; the mark's own result and
+    # an unmarked run count for nothing
+    assert probed["model_marks"] == [[1, "send_money"], [1, "send_money"], None]
 
 
 def test_a_call_waits_only_for_a_value_it_learned_in_the_step_before_it() -> None:

@@ -236,3 +236,34 @@ def test_the_journal_keeps_rows_only_for_the_same_options(tmp_path: Path) -> Non
     assert Journal(path, {"seed": 1}).get("c", False, "t") is not None
     assert Journal(path, {"seed": 2}).get("c", False, "t") is None
     assert Journal(path, {"seed": 1}, fresh=True).rows == {}
+
+
+@pytest.mark.parametrize("target", ["bench-agentdojo", "bench"])
+def test_make_passes_model_and_args_to_the_command(target: str) -> None:
+    def planned(*options: str) -> str:
+        done = subprocess.run(
+            ["make", "-n", target, *options], cwd=ROOT, capture_output=True, text=True, check=True
+        )
+        return done.stdout.strip().splitlines()[-1]
+
+    module = "bench.agentdojo" if target == "bench-agentdojo" else "bench"
+    assert planned().endswith(f"python -m {module}")
+    assert planned("MODEL=http://127.0.0.1:8000/v1#llama3", "ARGS=--tasks 2 --yes").endswith(
+        f'python -m {module} --model "http://127.0.0.1:8000/v1#llama3" --tasks 2 --yes'
+    )
+
+
+def test_the_bench_readme_quotes_the_estimate_the_command_prints() -> None:
+    committed = json.loads((ROOT / "bench" / "results" / "agentdojo.json").read_text("utf-8"))
+    model = spec("groq:llama-3.3-70b-versatile")
+    chosen = sorted({(row["task"].split("/")[0], row["task"]) for row in committed["tasks"]})
+    configs = [c["name"] for c in committed["configs"]]
+    guess = estimate(committed, chosen, configs, price(model, None))
+    assert guess.dollars is not None
+    text = " ".join((ROOT / "bench" / "README.md").read_text("utf-8").split())
+    assert (
+        f"over all {guess.tasks} tasks and all {guess.configs} configurations, with and without "
+        f"faults ({guess.runs:,} task runs), the estimate is {guess.model_calls:,} model calls, "
+        f"{guess.input_tokens:,} input and {guess.output_tokens:,} output tokens: "
+        f"**${guess.dollars:.2f}**"
+    ) in text
