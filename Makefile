@@ -91,8 +91,9 @@ dist-build: install
 	$(RUN) twine check --strict $(DIST)/*
 	$(RUN) check-wheel-contents $(DIST)/*.whl
 
-unit: install ## The in-process tests only, for the edit loop: about 2 minutes on 2 cores.
-	$(RUN) pytest tests/unit_tests libs/stop-on-artifact/tests -q --deselect tests/unit_tests/test_bench.py
+unit: install ## The in-process tests only, for the edit loop: about 4 minutes on 2 cores.
+	$(RUN) pytest tests/unit_tests libs/stop-on-artifact/tests -q -n 2 --dist loadscope \
+		--deselect tests/unit_tests/test_bench.py
 
 lint: install ## Ruff, mypy strict; the workflows against GitHub's schema and zizmor (offline).
 	$(RUN) ruff check agent client tests bench libs

@@ -241,10 +241,17 @@ def test_the_journal_keeps_rows_only_for_the_same_options(tmp_path: Path) -> Non
 @pytest.mark.parametrize("target", ["bench-agentdojo", "bench"])
 def test_make_passes_model_and_args_to_the_command(target: str) -> None:
     def planned(*options: str) -> str:
+        quiet = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS")}
         done = subprocess.run(
-            ["make", "-n", target, *options], cwd=ROOT, capture_output=True, text=True, check=True
+            ["make", "-n", "--no-print-directory", target, *options],
+            cwd=ROOT,
+            env=quiet | {"MAKELEVEL": "0"},
+            capture_output=True,
+            text=True,
+            check=True,
         )
-        return done.stdout.strip().splitlines()[-1]
+        [command] = [line for line in done.stdout.splitlines() if " -m bench" in line]
+        return command.strip()
 
     module = "bench.agentdojo" if target == "bench-agentdojo" else "bench"
     assert planned().endswith(f"python -m {module}")
