@@ -142,8 +142,12 @@ def test_the_mark_costs_one_small_schema_and_shared_tools_carry_no_argument() ->
     argument = convert_to_openai_tool(ARGUMENT)["function"]["parameters"]["properties"]
     assert list(shared) == ["query"] and list(argument) == ["query", MARK_ARGUMENT]
     assert ARGUMENT.invoke(call("lookup", "c1", query="a1", final=True)).artifact["stop"] is True
-    with pytest.raises(ValueError, match="mark 'argument' or 'shared'"):
+    with pytest.raises(ValueError, match="mark must be 'argument' or 'shared'"):
         adopt(lookup, stops="when_marked", mark="both")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="'shared' needs stops='when_marked'"):
+        adopt(lookup, mark="shared")  # a success would complete: the mark would mean nothing
+    with pytest.raises(ValueError, match="stops must be True, False or 'when_marked'"):
+        adopt(lookup, stops="sometimes")  # type: ignore[arg-type]
 
 
 @KINDS

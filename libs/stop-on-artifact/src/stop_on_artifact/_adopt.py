@@ -195,8 +195,12 @@ def adopt(
             `"when_marked"` and the tool has an argument named
             [MARK_ARGUMENT][stop_on_artifact.MARK_ARGUMENT].
     """
-    if stops not in (True, False, "when_marked") or mark not in ("argument", "shared"):
-        raise ValueError("stops must be True, False or 'when_marked'; mark 'argument' or 'shared'")
+    if stops not in (True, False, "when_marked"):
+        raise ValueError("stops must be True, False or 'when_marked'")
+    if mark not in ("argument", "shared") or (mark == "shared" and stops != "when_marked"):
+        raise ValueError(
+            "mark must be 'argument' or 'shared', and 'shared' needs stops='when_marked'"
+        )
     wrapped = tool if isinstance(tool, BaseTool) else as_tool(tool)
     mcp = _is_mcp(wrapped)
     if wrapped.response_format == "content_and_artifact" and not mcp:
