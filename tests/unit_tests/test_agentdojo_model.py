@@ -21,6 +21,7 @@ import pytest
 from langchain_groq import ChatGroq
 
 from bench.agentdojo.model import Journal, estimate, parse_price, price, spec
+from tests.support.fake_groq import FakeGroq
 from tests.support.fake_openai import ScriptedOpenAI
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -274,3 +275,38 @@ def test_the_bench_readme_quotes_the_estimate_the_command_prints() -> None:
         f"{guess.input_tokens:,} input and {guess.output_tokens:,} output tokens: "
         f"**${guess.dollars:.2f}**"
     ) in text
+
+
+@pytest.mark.parametrize("how", ["groq:", "openai-compatible"])
+def test_the_groq_stand_in_serves_a_run_by_provider_string_or_base_url(
+    how: str, tmp_path: Path
+) -> None:
+    # The project's Groq stand-in answers AgentDojo's tasks with prose (it knows only the
+    # demo's tools): every run completes, each task judged, whichever way the model is named.
+    with FakeGroq() as groq:
+        name = "llama-3.3-70b-versatile"
+        model = f"groq:{name}" if how == "groq:" else f"{groq.openai_base_url}#{name}"
+        env = {k: v for k, v in os.environ.items() if k not in KEYS}
+        env |= {"GROQ_API_KEY": "dummy", "GROQ_API_BASE": groq.url}
+        done = subprocess.run(  # noqa: S603  (our own interpreter and module)
+            [sys.executable, "-m", "bench.agentdojo", "--model", model, "--tasks", "1"]
+            + ["--suite", "banking", "--configs", "stock", "--out", str(tmp_path), "--yes"],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert groq.served == 2  # one task, with and without faults: one answer each
+        # the listed price by the provider's name; a server's URL says nothing of its price
+        priced = "$0.59 in / $0.79 out" if how == "groq:" else "price unknown"
+        assert priced in done.stdout
+    (path,) = tmp_path.glob("agentdojo-*.jsonl")
+    rows = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    assert [(r["config"], r["task"], r["model_calls"]) for r in rows] == [
+        ("stock", "banking/user_task_0", 1),
+        ("stock", "banking/user_task_0", 1),
+    ]
