@@ -64,6 +64,7 @@ class ScriptedOpenAI(LoopbackServer):
         first_tool: str | None = None,
         malformed: str = "",
         failing: str = "",
+        key: str | None = None,
     ) -> None:
         """Create the server; it starts serving on ``with``.
 
@@ -73,12 +74,16 @@ class ScriptedOpenAI(LoopbackServer):
             malformed: Prompts containing this text get a call whose arguments are not JSON
                 (none when empty).
             failing: Prompts containing this text get ``400`` (none when empty).
+            key: The only API key accepted (``Authorization: Bearer <key>``); any other
+                gets ``401``, as a provider answers a wrong key. Any key when None.
         """
         super().__init__()
         self.rate_limited = rate_limited
         self.first_tool = first_tool
         self.malformed = malformed.lower()
         self.failing = failing.lower()
+        self.key = key
+        self.refused = 0
         self.failed: list[str] = []
         self.requests: list[dict[str, Any]] = []
         self.limited = 0
@@ -101,6 +106,13 @@ class ScriptedOpenAI(LoopbackServer):
         if request.method != "POST" or request.path.rstrip("/") not in PATHS:
             return Response(404, "application/json", b'{"error": {"message": "not found"}}')
         with self._lock:
+            if (
+                self.key is not None
+                and request.headers.get("authorization") != f"Bearer {self.key}"
+            ):
+                self.refused += 1
+                body = b'{"error": {"message": "invalid api key", "type": "invalid_request_error"}}'
+                return Response(401, "application/json", body)
             if self.limited < self.rate_limited:
                 self.limited += 1
                 body = b'{"error": {"message": "rate limited", "type": "rate_limit"}}'

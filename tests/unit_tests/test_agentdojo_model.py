@@ -310,3 +310,27 @@ def test_the_groq_stand_in_serves_a_run_by_provider_string_or_base_url(
         ("stock", "banking/user_task_0", 1),
         ("stock", "banking/user_task_0", 1),
     ]
+
+
+def test_a_key_the_provider_refuses_stops_the_run_at_once(tmp_path: Path) -> None:
+    with ScriptedOpenAI(key="the-right-key") as server:
+        env = {k: v for k, v in os.environ.items() if k not in KEYS} | {"OPENAI_API_KEY": "wrong"}
+        done = subprocess.run(  # noqa: S603  (our own interpreter and module)
+            [sys.executable, "-m", "bench.agentdojo", "--model", f"{server.base_url}#scripted"]
+            + ["--tasks", "3", "--suite", "banking", "--configs", CONFIGS]
+            + ["--out", str(tmp_path), "--yes"],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "the provider refused the key (" in done.stderr and "): stopped" in done.stderr
+    assert "wrong" not in done.stdout + done.stderr  # the key is never quoted back
+    assert (server.refused, server.requests) == (1, [])  # no retry, no second task
+    assert list(tmp_path.glob("agentdojo-*.json")) == []
+    rows = [p.read_text("utf-8") for p in tmp_path.glob("agentdojo-*.jsonl")]
+    assert rows in ([], [""]), rows  # no task counted as run: a rerun with a good key runs all
