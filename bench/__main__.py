@@ -26,7 +26,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from bench import server
-from bench.agentdojo.model import PRICES_AS_OF, parse_price, price, spec
+from bench.agentdojo.model import confirmed, cost_line, parse_price, price, spec
 from bench.benchmark import run_sync
 from bench.inprocess import CONCURRENCY, OVERHEAD_QUERIES, OVERHEAD_REPS
 from bench.latency import Profile
@@ -280,14 +280,7 @@ def _model(
         f"{total('model_calls')} model calls, {sent:,} input and {written:,} output tokens "
         "(the committed offline run's counts, bench/results/latest.json, scaled to the queries)"
     )
-    if prices is None:
-        print("  price unknown (pass --price IN,OUT in dollars per million tokens)")
-    else:
-        dollars = (sent * prices[0] + written * prices[1]) / 1e6
-        print(
-            f"  ${dollars:.2f} at ${prices[0]} in / ${prices[1]} out per million tokens "
-            f"(prices as of {PRICES_AS_OF} unless --price)"
-        )
+    print(f"  {cost_line(sent, written, prices)}")
     answer = confirmed(args.yes)
     if answer is None:
         print("not a terminal: pass --yes to run the model", file=sys.stderr)
@@ -296,15 +289,6 @@ def _model(
         print("not run", file=sys.stderr)
         return 2
     return chosen.build(), prices, chosen.label
-
-
-def confirmed(yes: bool) -> bool | None:
-    """Return whether to go on: True with ``--yes``, the answer on a terminal, else None."""
-    if yes:
-        return True
-    if not sys.stdin.isatty():
-        return None
-    return input("Proceed? [y/N] ").strip().lower() in ("y", "yes")
 
 
 if __name__ == "__main__":

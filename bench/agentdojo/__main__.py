@@ -23,7 +23,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from bench.agentdojo.harness import REFUSED as REFUSED_BY_PROVIDER
-from bench.agentdojo.model import Journal, estimate, parse_price, price, spec
+from bench.agentdojo.model import Journal, confirmed, estimate, parse_price, price, spec
 from bench.agentdojo.report import README, goals, totals_table, update_readme, write
 from bench.agentdojo.run import FAULT_RATE, SEED, chosen_tasks, config_names, run_all
 from bench.agentdojo.suites import SUITES
@@ -138,15 +138,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[{status[goal['met']]}] {goal['goal']}: {goal['measured']}")
     print(f"took {result['meta']['duration_s']} s; wrote " + ", ".join(map(str, paths.values())))
     return 0
-
-
-def confirmed(yes: bool) -> bool | None:
-    """Return whether to go on: True with ``--yes``, the answer on a terminal, else None."""
-    if yes:
-        return True
-    if not sys.stdin.isatty():
-        return None
-    return input("Proceed? [y/N] ").strip().lower() in ("y", "yes")
 
 
 def run_model(args: argparse.Namespace, suites: tuple[str, ...], configs: list[str]) -> int:

@@ -71,8 +71,11 @@ class Config:
     """The replay marks the call after which stopping keeps the task's utility (an oracle)."""
     parallel: bool = False
     """The replay issues the calls that do not depend on each other in one step."""
-    mark_tool: bool = False
-    """The agent gets the shared mark tool (``stop_on_artifact.mark_tool()``)."""
+
+    @property
+    def shared_mark(self) -> bool:
+        """Whether the agent gets the shared mark tool: some tool is adopted `shared_mark`."""
+        return "shared_mark" in (self.stopping, self.others)
 
     @property
     def upper_bound(self) -> bool:
@@ -102,7 +105,7 @@ class Config:
                     max_model_calls=MAX_MODEL_CALLS,
                 )
             )
-        tools = [*tools, mark_tool()] if self.mark_tool else tools
+        tools = [*tools, mark_tool()] if self.shared_mark else tools
         return create_agent(model, tools, system_prompt=system_prompt(), middleware=middleware)
 
 
@@ -167,7 +170,6 @@ def configurations(team: ToolMapping, no_loss: ToolMapping, ends: ToolMapping) -
                 middleware=True,
                 retry_in_place=retry,
                 marks=True,
-                mark_tool=True,
             )
         )
     configs.append(

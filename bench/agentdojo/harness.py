@@ -23,14 +23,14 @@ from typing import Any, Literal
 from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from stop_on_artifact import MARK_ARGUMENT, InvalidArtifactError, mark_tool, parse_artifact
+from stop_on_artifact import MARK_ARGUMENT, InvalidArtifactError, parse_artifact
 from stop_on_artifact.messages import message_text
 
 from bench.agentdojo.configs import Config
 from bench.agentdojo.mappings import ToolMapping
 from bench.agentdojo.parallel import steps
 from bench.agentdojo.pipeline import AgentPipeline, Run
-from bench.agentdojo.replay import failed
+from bench.agentdojo.replay import MARK_TOOL, failed
 from bench.agentdojo.suites import Task, environment, suite, user_task
 from bench.agentdojo.tools import Faults
 from bench.latency import Profile
@@ -184,9 +184,6 @@ def model_error(run: Run) -> str | None:
             if run.tools and call["name"] not in run.tools:
                 return f"model error: call to an unknown tool {call['name']!r}"
     return None
-
-
-MARK_TOOL = mark_tool().name
 
 
 def model_mark(messages: Sequence[BaseMessage]) -> tuple[int, str] | None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,6 +143,31 @@ def parse_price(text: str) -> tuple[float, float]:
     return first, second
 
 
+def dollars_at(sent: int, written: int, prices: tuple[float, float] | None) -> float | None:
+    """Return the dollars of `sent` input and `written` output tokens, None when unpriced."""
+    return None if prices is None else (sent * prices[0] + written * prices[1]) / 1e6
+
+
+def cost_line(sent: int, written: int, prices: tuple[float, float] | None) -> str:
+    """Return the estimate's dollars: `sent` and `written` tokens at `prices`, or unknown."""
+    dollars = dollars_at(sent, written, prices)
+    if prices is None or dollars is None:
+        return "price unknown (pass --price IN,OUT in dollars per million tokens)"
+    return (
+        f"${dollars:.2f} at ${prices[0]} in / ${prices[1]} out per million tokens"
+        f" (prices as of {PRICES_AS_OF} unless --price)"
+    )
+
+
+def confirmed(yes: bool) -> bool | None:
+    """Return whether to go on: True with `--yes`, the answer on a terminal, else None."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        return None
+    return input("Proceed? [y/N] ").strip().lower() in ("y", "yes")
+
+
 @dataclass(frozen=True)
 class Estimate:
     """What a run should take: model calls and tokens (the replay's), and dollars."""
@@ -165,13 +191,7 @@ class Estimate:
             f"{self.configs} configurations x 2 fault settings), {self.model_calls} model "
             f"calls, {self.input_tokens:,} input and {self.output_tokens:,} output tokens"
         )
-        if prices is None or self.dollars is None:
-            cost = "price unknown (pass --price IN,OUT in dollars per million tokens)"
-        else:
-            cost = (
-                f"${self.dollars:.2f} at ${prices[0]} in / ${prices[1]} out per million tokens"
-                f" (prices as of {PRICES_AS_OF} unless --price)"
-            )
+        cost = cost_line(self.input_tokens, self.output_tokens, prices)
         return [head, f"  {cost}", f"  tokens: {self.how}"]
 
 
@@ -216,7 +236,6 @@ def estimate(
             "the replay's counts per suite (bench/results/agentdojo.json), scaled to the chosen "
             "tasks; the replay makes only the ground truth's calls, a real model may make more"
         )
-    dollars = None if prices is None else (sent * prices[0] + written * prices[1]) / 1e6
     return Estimate(
         tasks=len(keys),
         configs=len(names),
@@ -224,7 +243,7 @@ def estimate(
         model_calls=calls,
         input_tokens=sent,
         output_tokens=written,
-        dollars=dollars,
+        dollars=dollars_at(sent, written, prices),
         how=how,
     )
 

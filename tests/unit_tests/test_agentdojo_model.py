@@ -51,33 +51,26 @@ class Runs:
     out: Path
 
 
-def _invoke(server: ScriptedOpenAI, out: Path, *extra: str) -> Invocation:
-    command = [
-        sys.executable,
-        "-m",
-        "bench.agentdojo",
-        "--model",
-        f"{server.base_url}#scripted",
-        "--tasks",
-        "3",
-        "--suite",
-        "banking",
-        "--configs",
-        CONFIGS,
-        "--out",
-        str(out),
-        *extra,
-    ]
-    env = {k: v for k, v in os.environ.items() if k not in KEYS}
-    done = subprocess.run(  # noqa: S603  (our own interpreter and module)
-        command,
+def _bench(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `python -m bench.agentdojo args...` without a terminal and without any real key."""
+    clean = {k: v for k, v in os.environ.items() if k not in KEYS}
+    return subprocess.run(  # noqa: S603  (our own interpreter and module)
+        [sys.executable, "-m", "bench.agentdojo", *args],
         cwd=ROOT,
-        env=env,
+        env=clean | (env or {}),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
+    )
+
+
+def _invoke(server: ScriptedOpenAI, out: Path, *extra: str) -> Invocation:
+    model = f"{server.base_url}#scripted"
+    done = _bench(
+        *("--model", model, "--tasks", "3", "--suite", "banking", "--configs", CONFIGS),
+        *("--out", str(out), *extra),
     )
     return Invocation(
         done.returncode,
@@ -286,18 +279,10 @@ def test_the_groq_stand_in_serves_a_run_by_provider_string_or_base_url(
     with FakeGroq() as groq:
         name = "llama-3.3-70b-versatile"
         model = f"groq:{name}" if how == "groq:" else f"{groq.openai_base_url}#{name}"
-        env = {k: v for k, v in os.environ.items() if k not in KEYS}
-        env |= {"GROQ_API_KEY": "dummy", "GROQ_API_BASE": groq.url}
-        done = subprocess.run(  # noqa: S603  (our own interpreter and module)
-            [sys.executable, "-m", "bench.agentdojo", "--model", model, "--tasks", "1"]
-            + ["--suite", "banking", "--configs", "stock", "--out", str(tmp_path), "--yes"],
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
+        done = _bench(
+            *("--model", model, "--tasks", "1", "--suite", "banking", "--configs", "stock"),
+            *("--out", str(tmp_path), "--yes"),
+            env={"GROQ_API_KEY": "dummy", "GROQ_API_BASE": groq.url},
         )
         assert done.returncode == 0, done.stderr[-3000:]
         assert groq.served == 2  # one task, with and without faults: one answer each
@@ -314,18 +299,10 @@ def test_the_groq_stand_in_serves_a_run_by_provider_string_or_base_url(
 
 def test_a_key_the_provider_refuses_stops_the_run_at_once(tmp_path: Path) -> None:
     with ScriptedOpenAI(key="the-right-key") as server:
-        env = {k: v for k, v in os.environ.items() if k not in KEYS} | {"OPENAI_API_KEY": "wrong"}
-        done = subprocess.run(  # noqa: S603  (our own interpreter and module)
-            [sys.executable, "-m", "bench.agentdojo", "--model", f"{server.base_url}#scripted"]
-            + ["--tasks", "3", "--suite", "banking", "--configs", CONFIGS]
-            + ["--out", str(tmp_path), "--yes"],
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
+        done = _bench(
+            *("--model", f"{server.base_url}#scripted", "--tasks", "3", "--suite", "banking"),
+            *("--configs", CONFIGS, "--out", str(tmp_path), "--yes"),
+            env={"OPENAI_API_KEY": "wrong"},
         )
     assert done.returncode == 1, done.stderr[-3000:]
     assert "the provider refused the key (" in done.stderr and "): stopped" in done.stderr
