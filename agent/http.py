@@ -2,7 +2,8 @@
 
 Both ``langgraph.json`` and ``aegra.json`` name :data:`app` (``"http": {"app":
 "agent.http:app"}``); each server runs its middleware, :class:`DevRouteGuard`, around every
-request. It does three things.
+request, and inside it :class:`agent.resume_door.ResumeDoor` (one answer per pause). The
+guard does three things.
 
 **The dev server's own routes.** ``langgraph dev`` (the in-memory runtime) serves ``GET
 /internal/debug/thread/{id}`` (any thread, every message, whoever owns it), ``POST
@@ -55,6 +56,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agent.auth import API_KEY_HEADER, API_KEYS_ENV, identity_for, parse_api_keys
 from agent.frameworks.langgraph_api import replace_log_detail
 from agent.frameworks.langgraph_runtime_inmem import in_memory_runtime, quick_scheduler
+from agent.resume_door import ResumeDoor
 
 logger = logging.getLogger(__name__)
 
@@ -336,16 +338,17 @@ def _app_class() -> type[Starlette]:
 
 
 def build_app(keys: dict[str, str]) -> Starlette:
-    """Build the app both configs' ``http.app`` name: no routes, one middleware.
+    """Build the app both configs' ``http.app`` name: no routes, two middleware.
 
     Args:
         keys: The configured key -> identity map; empty on an open server.
 
     Returns:
         An app (FastAPI where it is installed, as on the production server; Starlette
-        otherwise) whose only job is :class:`DevRouteGuard`.
+        otherwise) whose only jobs are :class:`DevRouteGuard` and, inside it,
+        :class:`agent.resume_door.ResumeDoor` (one answer per pause).
     """
-    return _app_class()(middleware=[Middleware(DevRouteGuard, keys=keys)])
+    return _app_class()(middleware=[Middleware(DevRouteGuard, keys=keys), Middleware(ResumeDoor)])
 
 
 if in_memory_runtime():  # langgraph dev: a queued run starts within 20 ms, not up to 0.5 s

@@ -4,7 +4,7 @@ Every row of ``APPROVAL_SCENARIOS`` on both graphs, started and resumed through
 `runs.wait` and through `runs.stream`: the thread shows one pending human-in-the-loop
 request and no tool result while it waits, and ends as the same run in-process. A
 malformed resume is asked again, naming the field, and loses nothing; a second resume
-after the answer is refused by the command guard; on a server with keys, only the
+after the answer is refused at the door (409, naming the thread); on a server with keys, only the
 thread's owner can see or answer the request; traced into the loopback collector, the
 paused run's root run says ``stop_approval="asked"`` and the resumed one the outcome.
 """
@@ -22,6 +22,7 @@ from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import Command as ApiCommand
 
 from agent.auth import API_KEYS_ENV
+from agent.runs import answered as refusal_of
 from client.scenarios import APPROVAL_SCENARIOS, GRAPHS, Scenario, by_name
 from tests.support.api import run_request, values_of
 from tests.support.approval import (
@@ -70,15 +71,6 @@ async def test_an_approval_pauses_and_resumes_over_the_api(
     await check_resumed(client, answered[(scenario.name, graph, way)], way)
 
 
-async def failure(client: LangGraphClient, thread_id: str, graph: str, command: object) -> str:
-    output = await client.runs.wait(
-        thread_id, graph, command={"resume": command}, raise_error=False
-    )
-    assert isinstance(output, dict) and "__error__" in output, output
-    assert output["__error__"]["error"] == "CommandError", output
-    return str(output["__error__"]["message"])
-
-
 async def malformed_resumes_lose_nothing(client: LangGraphClient, graph: str) -> None:
     approval = await pause(client, graph, by_name("approval-approve"))
     await refuse_malformed(client, approval)
@@ -86,9 +78,14 @@ async def malformed_resumes_lose_nothing(client: LangGraphClient, graph: str) ->
     values = await answer(client, approval)
     assert len(receipts(values)) == 1
     await check_resumed(client, approval, "wait")
-    # Nothing is pending any more: the command guard refuses another resume.
-    message = await failure(client, approval.thread_id, graph, {"decisions": [{"type": "approve"}]})
-    assert "not interrupted" in message
+    # Nothing is pending any more: the door refuses another resume before a run exists.
+    with pytest.raises(httpx.HTTPStatusError) as caught:
+        await client.runs.wait(
+            approval.thread_id, graph, command={"resume": {"decisions": [{"type": "approve"}]}}
+        )
+    assert caught.value.response.status_code == 409
+    assert caught.value.response.json() == {"detail": refusal_of(approval.thread_id)}
+    assert (await client.threads.get(approval.thread_id))["status"] == "idle"
     final = values_of((await client.threads.get_state(approval.thread_id))["values"])
     assert receipts(final) == receipts(values)
 

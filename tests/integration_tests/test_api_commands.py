@@ -1,8 +1,9 @@
 """Runs started from a ``command`` over the API: a wrong one fails naming ``command``.
 
-``resume`` or ``update`` on a thread with nothing pending (a new thread, or one whose
-run ended) and ``goto`` to a node the graph lacks fail the run with a ``CommandError``
-that says what is wrong; a ``resume`` on a thread that is interrupted still continues it.
+``update`` on a thread with nothing pending (a new thread, or one whose run ended) and
+``goto`` to a node the graph lacks fail the run with a ``CommandError`` that says what is
+wrong; ``resume`` on such a thread is refused before a run exists (409, naming the thread:
+:mod:`agent.resume_door`); a ``resume`` on a thread that is interrupted still continues it.
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import httpx
+import pytest
 from langgraph_sdk.client import LangGraphClient
 
+from agent.runs import answered
 from client.scenarios import GRAPHS
 from tests.support.api import user_input
 
@@ -38,13 +42,21 @@ async def resume_or_update_on_threads_that_are_not_interrupted(
     new = (await client.threads.create())["thread_id"]
     done = await finished_thread(client, graph)
     before = await client.threads.get_state(done)
-    messages = await asyncio.gather(
-        failure(client, new, graph, command=command),
-        failure(client, done, graph, command=command),
-    )
-    for message in messages:
-        assert "command.resume and command.update" in message
-        assert "not interrupted" in message
+    if "resume" in command:
+        for thread_id in (new, done):
+            with pytest.raises(httpx.HTTPStatusError) as caught:
+                await client.runs.wait(thread_id, graph, command={"resume": command["resume"]})
+            assert caught.value.response.status_code == 409
+            assert caught.value.response.json() == {"detail": answered(thread_id)}
+            assert (await client.threads.get(thread_id))["status"] == "idle"
+    else:
+        messages = await asyncio.gather(
+            failure(client, new, graph, command=command),
+            failure(client, done, graph, command=command),
+        )
+        for message in messages:
+            assert "command.resume and command.update" in message
+            assert "not interrupted" in message
     after = await client.threads.get_state(done)
     assert after["values"] == before["values"]  # nothing ran
 
