@@ -64,9 +64,16 @@ def test_one_thread_namespace_and_call_give_one_key() -> None:
     assert len({key, *others}) == 5
 
 
-def test_without_a_run_or_a_thread_the_call_id_alone_names_the_key() -> None:
+def test_outside_a_run_the_call_id_alone_names_the_key() -> None:
     assert idempotency_key("c1") == idempotency_key("c1", {}) == idempotency_key("c1", config(""))
     assert idempotency_key("c1") != idempotency_key("c2")
+
+
+def test_without_a_thread_the_key_is_the_runs_own() -> None:
+    # No checkpointer, no step run again: the task ids (new in every run) stay in the key.
+    assert idempotency_key("c1", config("", "tools:1a2b")) != idempotency_key(
+        "c1", config("", "tools:9f8e")
+    )
 
 
 def test_the_model_never_sees_the_key_and_the_tool_receives_it() -> None:
@@ -110,13 +117,28 @@ def test_a_tool_without_the_argument_is_adopted_as_before() -> None:
 
 
 @modes
-async def test_an_in_place_retry_sends_the_key_of_its_first_attempt(mode: str) -> None:
+@pytest.mark.parametrize("name", ["t1", None])
+async def test_an_in_place_retry_sends_the_key_of_its_first_attempt(
+    mode: str, name: str | None
+) -> None:
     keys: list[str] = []
     pay = paying(keys, fail_first=1)
     model = ScriptedChatModel(script=call_then_answer("pay"))
     agent = retrying_graph(model, [pay], StopRouter(retry_in_place=True))
-    assert_stopped(await invoke(agent, user("A-1"), mode, thread("t1")), "completed")
+    assert_stopped(
+        await invoke(agent, user("A-1"), mode, thread(name) if name else None), "completed"
+    )
     assert len(keys) == 2 and keys[0] == keys[1]
+
+
+@modes
+async def test_another_run_without_a_thread_sends_another_key(mode: str) -> None:
+    keys: list[str] = []
+    model = ScriptedChatModel(script=call_then_answer("pay"))
+    agent = retrying_graph(model, [paying(keys)], StopRouter())
+    for _ in range(2):  # the same call id, call_1_0, in two runs that share nothing
+        assert_stopped(await invoke(agent, user("A-1"), mode), "completed")
+    assert len(keys) == 2 and keys[0] != keys[1]
 
 
 @kinds

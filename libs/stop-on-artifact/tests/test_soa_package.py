@@ -236,8 +236,8 @@ def test_the_source_stays_small_with_no_import_circle() -> None:
     # turn (#56): 3,318 at pickup + 80, the cap.
     # #47 docstrings with Args and an Example: +311
     # The shared mark (#48): +70
-    # Side effects run once (idempotency_key, adopt's InjectedIdempotencyKey): 3,728 + 70
-    assert sum(sizes.values()) <= 3798, sizes
+    # Side effects run once (idempotency_key, adopt's InjectedIdempotencyKey): 3,728 + 71
+    assert sum(sizes.values()) <= 3799, sizes
     assert max(sizes.values()) <= 400, sizes
     assert {name for name in modules if not name.startswith("_")} == {"messages", "testing"}
     graph = {

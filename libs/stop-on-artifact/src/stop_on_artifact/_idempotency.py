@@ -28,7 +28,8 @@ def idempotency_key(tool_call_id: str, config: RunnableConfig | None = None) -> 
 
     One thread, one checkpoint namespace (its task ids left out) and one call id give one key:
     an in-place retry, a resume, a step re-run from its checkpoint and a fork send the same.
-    With no thread (no checkpointer) the call id alone names it.
+    A run with no thread cannot run a step again: its key keeps the task ids, so it is this
+    run's alone (an in-place retry keeps it). Outside a run the call id alone names it.
 
     Args:
         tool_call_id: The tool call's id.
@@ -49,6 +50,6 @@ def idempotency_key(tool_call_id: str, config: RunnableConfig | None = None) -> 
     except RuntimeError:  # outside a run
         config = {}
     configurable = config.get("configurable") or {}
-    path = str(configurable.get("checkpoint_ns") or "").split("|")
-    text = "\0".join([str(configurable.get("thread_id") or ""), *(p.split(":")[0] for p in path)])
-    return hashlib.sha256(f"{text}\0{tool_call_id}".encode()).hexdigest()
+    thread, path = (str(configurable.get(k) or "") for k in ("thread_id", "checkpoint_ns"))
+    where = "|".join(part.split(":")[0] for part in path.split("|")) if thread else path
+    return hashlib.sha256(f"{thread}\0{where}\0{tool_call_id}".encode()).hexdigest()
