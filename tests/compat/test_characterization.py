@@ -29,6 +29,7 @@ import importlib.metadata
 import json
 import os
 import types
+import uuid
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -454,6 +455,14 @@ def default_recursion_limit(probe_steps: int = 200) -> int | None:
 # The project's graphs.
 
 
+@pytest.fixture(autouse=True)
+def payments_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's own payment record (``agent.tools.payments``), never the clone's."""
+    path = tmp_path / "payments.sqlite3"
+    monkeypatch.setenv("AGENT_PAYMENTS_DB", str(path))
+    return path
+
+
 STEPS_PER_MODEL_CALL = {"legacy": 2, "middleware": 3}
 """Steps a run takes per model call (see the ``max_model_calls`` description); plus 2 in all."""
 
@@ -497,7 +506,8 @@ def run_graph(
 
     module = importlib.import_module(f"agent.graphs.{graph_name}")
     graph = getattr(module, f"build_{graph_name}")(checkpointer=InMemorySaver())
-    config: Any = {"configurable": {"thread_id": "compat"}}
+    # A thread of its own: a purchase's idempotency key names it.
+    config: Any = {"configurable": {"thread_id": f"compat-{uuid.uuid4().hex}"}}
 
     async def run() -> Observed:
         path: list[str] = []
