@@ -27,6 +27,7 @@ import asyncio
 import importlib
 import importlib.metadata
 import json
+import operator
 import os
 import types
 import uuid
@@ -35,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -349,6 +350,45 @@ def test_pin_tool_node_keeps_the_artifact_out_of_the_content() -> None:
     assert message.artifact == {"stop": True, "reason": "completed"}
     assert message.content == PAGE.format(query="x")
     assert "stop" not in message.content
+
+
+def test_pin_a_task_inside_a_node_keeps_its_result_when_the_node_runs_again() -> None:
+    """The ``legacy`` tools step runs each call as a ``langgraph.func.task``: one that finished
+    is saved at once and given back, not run again, when the failed step runs again."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.func import task
+
+    ran: dict[str, int] = {"a": 0, "b": 0}
+
+    async def call(name: str) -> str:
+        ran[name] += 1
+        if name == "b" and ran["b"] == 1:
+            await asyncio.sleep(0.05)  # "a" has finished by now
+            raise RuntimeError("the step dies")
+        return name
+
+    call.__name__ = "call"
+    run_call = task(call)
+
+    class State(TypedDict):
+        done: Annotated[list[str], operator.add]
+
+    async def node(state: State) -> dict[str, list[str]]:
+        return {"done": list(await asyncio.gather(run_call("a"), run_call("b")))}
+
+    builder = StateGraph(State)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "t"}}
+
+    async def both() -> dict[str, Any]:
+        with pytest.raises(RuntimeError):
+            await graph.ainvoke({"done": []}, config)
+        return dict(await graph.ainvoke(None, config))
+
+    assert asyncio.run(both()) == {"done": ["a", "b"]}
+    assert ran == {"a": 1, "b": 2}
 
 
 def test_pin_prebuilt_react_agent_stops_if_any_tool_is_return_direct() -> None:
