@@ -18,6 +18,8 @@ POLICY_NODE = "spend_cap.after_model"
 """The ``middleware`` node after every model call: where an approval request pauses the step."""
 INTERRUPT = "__interrupt__"
 """What ``stream_mode="updates"`` shows where a run pauses."""
+CALL_TASK = "tool_call"
+"""The task each call the ``legacy`` graph runs is (``agent.graphs.legacy.CALL_TASK``)."""
 
 Ending = Literal["finalize", "model"]
 _Parts = tuple[tuple[int, int], ...]
@@ -55,6 +57,9 @@ class Scenario:
     resume: tuple[dict[str, Any], ...] = ()
     """The decisions answering the run's one approval request (``on_policy_block="ask"``),
     in action order; empty when the run does not pause."""
+    refused: tuple[int, ...] = ()
+    """Calls per tool step the spend cap refuses in place (``on_policy_block="refuse"``);
+    the ``legacy`` graph runs no task for them. Empty means none."""
 
     @property
     def rejected(self) -> int:
@@ -87,16 +92,23 @@ class Scenario:
 
     def path(self, graph: str) -> list[str]:
         """Return the node path ``stream_mode="updates"`` shows for ``graph``."""
+        calls = list(self.calls or (1,) * self.tool_steps)
+        calls[0] -= self.rejected
         if graph == "legacy":
-            path = ["agent", "tools"] * self.tool_steps
+            # Each call that runs is a task of the tools step, reported before the step; a
+            # call refused or rejected runs none.
+            refused = [*self.refused, *[0] * len(calls)]
+            path = [
+                node
+                for n, no in zip(calls, refused, strict=False)
+                for node in ("agent", *[CALL_TASK] * (n - no), "tools")
+            ]
             if self.resume:
                 path.insert(1, INTERRUPT)  # the first tools step pauses, then runs again
             return [*path, "finalize" if self.ending == "finalize" else "agent"]
         if graph == "middleware":
             # create_agent runs each tool call of a turn as its own ``tools`` task; a call
             # a person rejected gets its refusal in the policy node and no task.
-            calls = list(self.calls or (1,) * self.tool_steps)
-            calls[0] -= self.rejected
             path = [
                 node for n in calls for node in (STOP_NODE, "model", POLICY_NODE, *["tools"] * n)
             ]
@@ -154,6 +166,7 @@ def _matrix() -> list[Scenario]:
                 rule="policy_block",
                 tool_steps=1,
                 ending="finalize",
+                refused=(1,),
                 tags=("policy",),
             )
         )
@@ -216,6 +229,7 @@ def _matrix() -> list[Scenario]:
             ending="finalize",
             calls=(2,),
             answer=both,
+            refused=(1,),
             tags=("parallel", "policy"),
         )
     )
@@ -232,6 +246,7 @@ def _matrix() -> list[Scenario]:
             chosen_step=0,
             calls=(2, 1),
             answer=((0, 0), (1, 0)),
+            refused=(1,),
             tags=("parallel", "policy"),
         )
     )
@@ -247,6 +262,7 @@ def _matrix() -> list[Scenario]:
             calls=(2, 1, 1),
             answer=((0, 0), (2, 0)),
             unsettled=((2, 0),),
+            refused=(1,),
             tags=("parallel", "policy"),
         )
     )

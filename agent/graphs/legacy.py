@@ -10,8 +10,9 @@
 model's reply, the spend-cap verdict on its calls (the library's ``PolicyGate.record``).
 ``tools`` applies that verdict (``PolicyGate.arun``): it refuses each call the policy
 blocked (or, with ``on_policy_block="ask"``, first pauses the step with one approval
-request and applies the person's decisions; see :mod:`agent.policy`), runs a ``ToolNode``
-on the others (in the order the model issued them), then asks the core's
+request and applies the person's decisions; see :mod:`agent.policy`), runs each of the
+others through a ``ToolNode`` as its own task (:data:`CALL_TASK`; a call that finished is not
+run again when the step is), then asks the core's
 :class:`~stop_on_artifact.StopRouter` about the step, which checkpoints the decision
 under ``stop_decision``. ``finalize`` makes no model call: it relays the settled tools'
 content. Nothing here needs langgraph or langchain 1.x: the graph builds and runs on
@@ -21,13 +22,14 @@ langgraph 0.6.6 with langchain-core 0.3 (``make compat``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
+from langgraph.func import task
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -46,6 +48,15 @@ from agent.tracing.client import configure_tracing
 from agent.tracing.metadata import trace_decision, trace_model_call, traced_tool
 from agent.turn import turn_context_update
 
+CALL_TASK = "tool_call"
+"""The task each allowed call of a step runs in (``langgraph.func.task``).
+
+A task's result is saved as soon as it finishes (a pending write of the step), and the step run
+again (a worker that crashed, a resume, another call's failure) gets it back instead of running
+the call again, as ``create_agent`` keeps each call's ``tools`` task. ``stream_mode="updates"``
+shows one ``tool_call`` update per call run, before the ``tools`` update.
+"""
+
 CALLS_TO_RUN = "calls_to_run"
 """Where the tools node hands ``ToolNode`` the calls the policy let through.
 
@@ -53,13 +64,6 @@ CALLS_TO_RUN = "calls_to_run"
 read ``messages`` (``InjectedState``), which keeps the model's AIMessage unchanged, so each
 call's position this turn (``invocation_index``) is the one the model gave it.
 """
-
-
-async def _one(
-    run: Callable[[list[ToolCall]], Awaitable[list[ToolMessage]]], call: ToolCall
-) -> ToolMessage:
-    [message] = await run([call])
-    return message
 
 
 def build_legacy(
@@ -106,23 +110,29 @@ def build_legacy(
     async def tools_step(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Refuse (or ask about) over-cap calls, run the others, then decide the step."""
         resolve(runtime.context)  # a bad context fails here, before any tool runs
-        config = get_config()
 
         issued = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
 
-        async def run(calls: list[ToolCall]) -> list[ToolMessage]:
+        async def run(call: ToolCall) -> ToolMessage:
             assert issued is not None  # the gate refused a state with no AIMessage already
-            step = issued.model_copy(update={"tool_calls": calls})
-            result = await tool_node.ainvoke({**state, CALLS_TO_RUN: [step]}, config)
-            return list(result[CALLS_TO_RUN])
+            step = issued.model_copy(update={"tool_calls": [call]})
+            result = await tool_node.ainvoke({**state, CALLS_TO_RUN: [step]}, get_config())
+            [message] = result[CALLS_TO_RUN]
+            return message  # type: ignore[no-any-return]
+
+        async def one_call(call: ToolCall, in_place: bool) -> ToolMessage:
+            # Retried in place while transient (retry_in_place), inside the task: a step run
+            # again replays the call's final result, retries and all.
+            return await (router.arun_tool(partial(run, call), state) if in_place else run(call))
+
+        one_call.__name__ = CALL_TASK  # the task's name (task(name=...) loses the types)
+        run_call = task(one_call)
 
         async def run_allowed(calls: list[ToolCall]) -> list[ToolMessage]:
-            if not router.in_place_retries_left(state):
-                return await run(calls)
-            # Each call on its own, retried in place while transient (retry_in_place).
-            return await asyncio.gather(
-                *(router.arun_tool(partial(_one, run, call), state) for call in calls)
-            )
+            in_place = router.in_place_retries_left(state) > 0
+            # One task per call, started in call order (a task's id is its position), so a
+            # call that finished keeps its result when this step runs again.
+            return list(await asyncio.gather(*(run_call(call, in_place) for call in calls)))
 
         # Asks before any tool runs (a resume runs this node again from the top, and the
         # answer applies to the verdict recorded with the model's reply), refuses in place,

@@ -1,4 +1,13 @@
-"""The ``checkout`` tool: charge a card and return a customer-ready receipt."""
+"""The ``checkout`` tool: charge a card and return a customer-ready receipt.
+
+The charge goes through :mod:`agent.tools.payments` with an idempotency key per tool call,
+:func:`stop_on_artifact.idempotency_key` of the call's id: the run's thread, the checkpoint
+namespace (task ids left out) and the call id. A call run again (retried in place, resumed,
+its step re-run after a crashed worker, or a fork of the thread) sends the same key and gets
+the first settled result back instead of a second charge; the artifact then says
+``replayed=True``. A run without a thread (in process, no checkpointer) cannot run a step
+again; its keys are its own, so another such run reusing a call id charges afresh.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +19,10 @@ from langchain_core.messages import AnyMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.prebuilt import InjectedState
 
-from agent.context import run_context
+from agent.context import ForcedOutcome, run_context
 from agent.tools.markdown import escape_math, label, plain
 from agent.tools.outcomes import draw_outcome
+from agent.tools.payments import IdempotencyKeyReusedError, Outcome, charge
 
 TIMEOUT_MESSAGE = (
     "Payment processor timed out before confirming the charge (HTTP 504). No money moved; "
@@ -24,6 +34,20 @@ DECLINED_MESSAGE = (
     "Your card was declined by the issuing bank and cannot be charged for this order. "
     "Please use another payment method."
 )
+KEY_REUSED_MESSAGE = (
+    "The payment service refused this request: its payment key already paid for a different "
+    "purchase. Nothing was charged."
+)
+"""What a person reads when a call's key comes back with another item or amount."""
+
+
+_BANK: dict[ForcedOutcome, Outcome] = {
+    "success": "completed",
+    "transient": "timed_out",
+    "retryable": "timed_out",
+    "fatal": "declined",
+}
+"""What the stand-in provider does with a fresh request, for each drawn outcome."""
 
 
 def receipt(item: str, amount: float, order_id: str) -> str:
@@ -65,18 +89,26 @@ def checkout(
     """
     context = run_context()
     outcome, attempt = draw_outcome(context, messages, tool_call_id, f"{item}:{amount}")
-    if outcome == "transient":
-        not_done = escape_math(
-            f"{label('Not purchased: ' + purchase(item, amount))}: {NOT_DONE_MESSAGE}"
-        )
-        return TIMEOUT_MESSAGE, stopping.transient(not_done=not_done, attempt=attempt, status=504)
-    if outcome == "fatal":
-        text = escape_math(
-            f"{label('Not purchased: ' + purchase(item, amount))}\n\n{DECLINED_MESSAGE}"
-        )
-        return text, stopping.fatal(attempt=attempt, cause="card_declined")
+    not_purchased = label("Not purchased: " + purchase(item, amount))
     digest = hashlib.sha256(f"{context.seed}:{item}:{amount}".encode()).hexdigest()[:8]
-    order_id = f"ORD-{digest.upper()}"
-    return receipt(item, amount, order_id), stopping.completed(
-        attempt=attempt, order_id=order_id, amount=amount
+    try:
+        paid = charge(
+            stopping.idempotency_key(tool_call_id),
+            item,
+            amount,
+            outcome=_BANK[outcome],
+            order_id=f"ORD-{digest.upper()}",
+        )
+    except IdempotencyKeyReusedError:
+        text = escape_math(f"{not_purchased}\n\n{KEY_REUSED_MESSAGE}")
+        return text, stopping.fatal(attempt=attempt, cause="idempotency_key_reused")
+    replay = {"replayed": True} if paid.replayed else {}
+    if paid.outcome == "timed_out":
+        not_done = escape_math(f"{not_purchased}: {NOT_DONE_MESSAGE}")
+        return TIMEOUT_MESSAGE, stopping.transient(not_done=not_done, attempt=attempt, status=504)
+    if paid.outcome == "declined":
+        text = escape_math(f"{not_purchased}\n\n{DECLINED_MESSAGE}")
+        return text, stopping.fatal(attempt=attempt, cause="card_declined", **replay)
+    return receipt(item, amount, paid.order_id), stopping.completed(
+        attempt=attempt, order_id=paid.order_id, amount=amount, **replay
     )

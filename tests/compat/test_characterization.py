@@ -27,14 +27,16 @@ import asyncio
 import importlib
 import importlib.metadata
 import json
+import operator
 import os
 import types
+import uuid
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -350,6 +352,45 @@ def test_pin_tool_node_keeps_the_artifact_out_of_the_content() -> None:
     assert "stop" not in message.content
 
 
+def test_pin_a_task_inside_a_node_keeps_its_result_when_the_node_runs_again() -> None:
+    """The ``legacy`` tools step runs each call as a ``langgraph.func.task``: one that finished
+    is saved at once and given back, not run again, when the failed step runs again."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.func import task
+
+    ran: dict[str, int] = {"a": 0, "b": 0}
+
+    async def call(name: str) -> str:
+        ran[name] += 1
+        if name == "b" and ran["b"] == 1:
+            await asyncio.sleep(0.05)  # "a" has finished by now
+            raise RuntimeError("the step dies")
+        return name
+
+    call.__name__ = "call"
+    run_call = task(call)
+
+    class State(TypedDict):
+        done: Annotated[list[str], operator.add]
+
+    async def node(state: State) -> dict[str, list[str]]:
+        return {"done": list(await asyncio.gather(run_call("a"), run_call("b")))}
+
+    builder = StateGraph(State)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "t"}}
+
+    async def both() -> dict[str, Any]:
+        with pytest.raises(RuntimeError):
+            await graph.ainvoke({"done": []}, config)
+        return dict(await graph.ainvoke(None, config))
+
+    assert asyncio.run(both()) == {"done": ["a", "b"]}
+    assert ran == {"a": 1, "b": 2}
+
+
 def test_pin_prebuilt_react_agent_stops_if_any_tool_is_return_direct() -> None:
     """create_react_agent (deprecated in 1.x) stops when ANY executed tool is return_direct."""
     from langgraph.prebuilt import create_react_agent
@@ -454,6 +495,14 @@ def default_recursion_limit(probe_steps: int = 200) -> int | None:
 # The project's graphs.
 
 
+@pytest.fixture(autouse=True)
+def payments_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's own payment record (``agent.tools.payments``), never the clone's."""
+    path = tmp_path / "payments.sqlite3"
+    monkeypatch.setenv("AGENT_PAYMENTS_DB", str(path))
+    return path
+
+
 STEPS_PER_MODEL_CALL = {"legacy": 2, "middleware": 3}
 """Steps a run takes per model call (see the ``max_model_calls`` description); plus 2 in all."""
 
@@ -497,7 +546,8 @@ def run_graph(
 
     module = importlib.import_module(f"agent.graphs.{graph_name}")
     graph = getattr(module, f"build_{graph_name}")(checkpointer=InMemorySaver())
-    config: Any = {"configurable": {"thread_id": "compat"}}
+    # A thread of its own: a purchase's idempotency key names it.
+    config: Any = {"configurable": {"thread_id": f"compat-{uuid.uuid4().hex}"}}
 
     async def run() -> Observed:
         path: list[str] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
@@ -177,7 +178,8 @@ async def reference_run(
     """The same scenario (or its ``query`` instead) in-process: what the API must serialize."""
     builder = build_legacy if graph == "legacy" else build_middleware
     compiled = builder(checkpointer=InMemorySaver())
-    config: RunnableConfig = {"configurable": {"thread_id": "reference"}}
+    # A thread of its own: a purchase's idempotency key names it.
+    config: RunnableConfig = {"configurable": {"thread_id": f"reference-{uuid.uuid4().hex}"}}
     text = scenario.query if query is None else query
     result = await compiled.ainvoke(user_input(text), config, context=scenario.context)
     messages: list[BaseMessage] = result["messages"]

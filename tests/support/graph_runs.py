@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,10 +92,15 @@ async def run(
     graph: Any,
     text: str,
     context: dict[str, Any] | None = None,
-    thread_id: str = "t",
+    thread_id: str | None = None,
     resume: Sequence[dict[str, Any]] = (),
 ) -> Observed:
-    """Run one user message; with ``resume``, answer the one approval request it pauses on."""
+    """Run one user message; with ``resume``, answer the one approval request it pauses on.
+
+    Without ``thread_id`` the run gets a thread of its own: a purchase's idempotency key
+    names its thread, so two runs that reuse one id would share their charges.
+    """
+    thread_id = thread_id or f"t-{uuid.uuid4().hex}"
     path: list[str] = []
     events: list[dict[str, Any]] = []
     updates: list[dict[str, Any]] = []

@@ -22,6 +22,7 @@ STDLIB = {"__future__", "collections", "dataclasses", "logging", "typing", "json
 STDLIB |= {"asyncio", "contextvars", "time"}  # in_place: the waits between retries
 STDLIB |= {"threading"}  # _approval: one run uses an answer
 STDLIB |= {"functools", "importlib"}  # the record's settings validated once; lazy imports
+STDLIB |= {"hashlib"}  # idempotency_key: a digest names the call
 ALLOWED = STDLIB | {"typing_extensions", "pydantic", "langchain_core", "langgraph"}
 
 PUBLIC = {
@@ -39,6 +40,8 @@ PUBLIC = {
     "resume_problem",
     # existing tools and in-place retries
     "adopt", "MARK_ARGUMENT", "mark_tool", "current_attempt", "MCPErrorResult",
+    # side effects run once
+    "idempotency_key", "InjectedIdempotencyKey",
 }  # fmt: skip
 LAZY = {
     "StopOnArtifactMiddleware",
@@ -233,7 +236,8 @@ def test_the_source_stays_small_with_no_import_circle() -> None:
     # turn (#56): 3,318 at pickup + 80, the cap.
     # #47 docstrings with Args and an Example: +311
     # The shared mark (#48): +70
-    assert sum(sizes.values()) <= 3779, sizes
+    # Side effects run once (idempotency_key, adopt's InjectedIdempotencyKey): 3,728 + 71
+    assert sum(sizes.values()) <= 3799, sizes
     assert max(sizes.values()) <= 400, sizes
     assert {name for name in modules if not name.startswith("_")} == {"messages", "testing"}
     graph = {

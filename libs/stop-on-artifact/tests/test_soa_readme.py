@@ -1,12 +1,12 @@
 """The library README's blocks and the classes' ``Example:`` blocks, run exactly as printed.
 
 The README's Python blocks, in order: ``create_agent``, policies, a hand-built graph,
-an MCP server's tool. Each asserts what it shows. The hand-built graph
-needs only langgraph and runs everywhere; the ``create_agent`` blocks need the ``[langchain]``
-extra, and where it is missing (langgraph 0.6.6) the middleware's import error is checked
-instead; the deepagents block runs where deepagents is installed, the MCP block where
-langchain-mcp-adapters is. Every function the README names is public, and the README stays at
-most 10,000 bytes.
+an MCP server's tool, a side effect run once. Each asserts what it shows. The hand-built graph
+and the side effect need only langgraph and run everywhere; the ``create_agent`` blocks need
+the ``[langchain]`` extra, and where it is missing (langgraph 0.6.6) the middleware's import
+error is checked instead; the deepagents block runs where deepagents is installed, the MCP
+block where langchain-mcp-adapters is. Every function the README names is public, and the
+README stays at most 14,000 bytes.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from soa_graphs import has_middleware
 from stop_on_artifact import StopDecision, StopRouter, StopSettings
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-MAX_BYTES = 12_000
+MAX_BYTES = 14_000  # 12,000 until the side effects section
 BLOCK = re.compile(r"```python\n(.*?)```", flags=re.S)
-NAMES = ("create_agent", "policies", "hand_built", "deepagents", "mcp")
+NAMES = ("create_agent", "policies", "hand_built", "deepagents", "mcp", "side_effects")
 NEEDS = {
     "create_agent": "langchain",
     "policies": "langchain",
@@ -65,7 +65,7 @@ def runner(monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], Any]:
     return namespace, run
 
 
-def test_the_readme_is_at_most_12000_bytes() -> None:
+def test_the_readme_is_at_most_14000_bytes() -> None:
     size = len(README.read_bytes())
     assert size <= MAX_BYTES, f"README.md is {size} bytes"
 
@@ -93,6 +93,8 @@ def test_the_blocks_come_in_the_order_the_sections_promise() -> None:
     assert "create_deep_agent(" in ends and "subagent_stops=True" in ends
     assert "subagent_stops=True" in found["deepagents"]
     assert "adopt(tool)" in found["mcp"] and "load_mcp_tools(" in found["mcp"]
+    assert "InjectedIdempotencyKey]" in found["side_effects"]
+    assert "from langchain." not in found["side_effects"]  # langgraph only, as on 0.6.6
 
 
 def needs(name: str) -> bool:

@@ -20,6 +20,7 @@ from stop_on_artifact._artifact import (
     transient,
 )
 from stop_on_artifact._decision import StopDecision, decide, final_text, is_hard_stop
+from stop_on_artifact._idempotency import InjectedIdempotencyKey, idempotency_key
 from stop_on_artifact._mark import mark_tool
 from stop_on_artifact._policies import Block, PolicyGate, ToolPolicy, tool_policy
 from stop_on_artifact._record import StateSchemaError, StopState
@@ -35,10 +36,11 @@ __version__ = "0.6.0"
 
 __all__ = [
     "MARK_ARGUMENT", "MiddlewareOrderError", "ApprovalUsedError", "Block", "InvalidArtifactError",
-    "MCPErrorResult", "ParallelPolicy", "PolicyGate",
+    "InjectedIdempotencyKey", "MCPErrorResult", "ParallelPolicy", "PolicyGate",
     "PolicyMiddleware", "Reason", "StateSchemaError", "StopDecision", "StopMode",
     "StopOnArtifactMiddleware", "StopRouter", "StopSettings", "StopState", "ToolPolicy", "adopt",
-    "completed", "current_attempt", "decide", "fatal", "final_text", "is_hard_stop",
+    "completed", "current_attempt", "decide", "fatal", "final_text", "idempotency_key",
+    "is_hard_stop",
     "mark_tool", "parse_artifact", "policy_block", "resume_problem", "tool_policy", "transient",
 ]  # fmt: skip
 

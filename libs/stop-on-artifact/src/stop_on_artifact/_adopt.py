@@ -6,14 +6,15 @@ An MCP tool (either client) is adopted too: its error results and request timeou
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
-from langchain_core.tools import BaseTool, ToolException
+from langchain_core.tools import BaseTool, InjectedToolCallId, ToolException
 from langchain_core.tools import tool as as_tool
-from pydantic import Field, create_model
+from pydantic import BaseModel, Field, create_model
 
 from stop_on_artifact import _artifact
+from stop_on_artifact._idempotency import InjectedIdempotencyKey, idempotency_key
 from stop_on_artifact._mark import MARKABLE
 
 TRANSIENT_CONTENT = "The service did not answer this time. Trying again may work."
@@ -64,6 +65,7 @@ class _AdoptedTool(BaseTool):  # see adopt()
     mcp: bool = False
     stops: Stops = True
     markable: bool = False  # a plain success carries MARKABLE: the shared mark may complete it
+    keys: tuple[str, ...] = ()  # InjectedIdempotencyKey arguments: given the call id, then keyed
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
 
     def _outcome(self, error: Exception) -> tuple[Any, dict[str, Any]]:
@@ -89,6 +91,7 @@ class _AdoptedTool(BaseTool):  # see adopt()
     ) -> tuple[Any, dict[str, Any] | None]:
         callbacks = run_manager.get_child() if run_manager else None
         marked = kwargs.pop(MARK_ARGUMENT, None) if self.stops == "when_marked" else None
+        kwargs.update({name: idempotency_key(kwargs[name]) for name in self.keys})
         try:
             content = self.inner.invoke(kwargs, config={"callbacks": callbacks})
         except Exception as error:
@@ -100,6 +103,7 @@ class _AdoptedTool(BaseTool):  # see adopt()
     ) -> tuple[Any, dict[str, Any] | None]:
         callbacks = run_manager.get_child() if run_manager else None
         marked = kwargs.pop(MARK_ARGUMENT, None) if self.stops == "when_marked" else None
+        kwargs.update({name: idempotency_key(kwargs[name]) for name in self.keys})
         try:
             content = await self.inner.ainvoke(kwargs, config={"callbacks": callbacks})
         except Exception as error:
@@ -157,7 +161,9 @@ def adopt(
     `fatal_content` (a hard stop's answer), never the exception's text (a URL, a key, a
     customer's data). Others are raised as before, through the tool's `handle_tool_error` /
     `handle_validation_error` (then `ToolNode` or `ToolErrorMiddleware` make them rule
-    `tool_error`). A tool that takes an `InjectedToolCallId` cannot be adopted.
+    `tool_error`). A tool that takes an `InjectedToolCallId` cannot be adopted; an argument
+    annotated [InjectedIdempotencyKey][stop_on_artifact.InjectedIdempotencyKey] receives the
+    call's [idempotency_key][stop_on_artifact.idempotency_key] (invoke the tool with a tool call).
 
     An MCP tool from langchain-mcp-adapters or `langchain.mcp` (which know nothing of the
     contract) is adopted the same way: its content on success (its structured content is
@@ -217,6 +223,13 @@ def adopt(
     shared = stops == "when_marked" and mark == "shared"  # then no argument: plain, markable
     schema = wrapped.args_schema  # an MCP tool's is a JSON schema, kept as it is
     schema = schema if isinstance(schema, dict) else wrapped.get_input_schema()
+    fields = getattr(schema, "model_fields", {})  # an MCP tool's JSON schema has none
+    marker = InjectedIdempotencyKey  # the class, or an instance of it
+    keys = tuple(n for n, f in fields.items() if any(marker in (m, type(m)) for m in f.metadata))
+    if keys:  # LangChain fills them with the call id (hidden from the model); _run keys it
+        called: Any = (Annotated[str, InjectedToolCallId], ...)
+        base = cast("type[BaseModel]", schema)
+        schema = create_model(base.__name__, __base__=base, **dict.fromkeys(keys, called))
     return _AdoptedTool(
         **{field: getattr(wrapped, field) for field in _COPIED},
         args_schema=_marked(schema) if stops == "when_marked" and not shared else schema,
@@ -226,4 +239,5 @@ def adopt(
         transient=(transient_errors, transient_content),
         fatal=(fatal_errors, fatal_content),
         mcp=mcp,
+        keys=keys,
     )
