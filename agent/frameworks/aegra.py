@@ -405,8 +405,9 @@ def _turn_taking(original: Any, worker: Any, run_executor: Any) -> Any:
     done_prefix = f"{worker.settings.redis.REDIS_CHANNEL_PREFIX}done:"
     redis_manager, redis_error = worker.redis_manager, worker.RedisError
     push_back, signal_done = worker._push_back, run_executor._signal_run_done
-    waiting: set[str] = set()
-    """Runs this process holds until their turn (a copy the reaper queues again is dropped)."""
+    # The runs this process holds, waiting or running: a copy of one that Aegra's reaper queued
+    # again is dropped (running it would take over the entry Aegra cancels the run by).
+    holding: set[str] = set()
 
     async def look(run_id: str) -> _Turn | None:
         async with session_maker()() as session:
@@ -443,11 +444,19 @@ def _turn_taking(original: Any, worker: Any, run_executor: Any) -> Any:
     async def _execute_and_release(
         self: Any, run_id: str, worker_name: str, semaphore: asyncio.Semaphore
     ) -> None:
-        if run_id in waiting:  # a copy Aegra's reaper queued again: this process has the run
+        if run_id in holding:
             semaphore.release()
             return
+        holding.add(run_id)
+        try:
+            await take_turn(self, run_id, worker_name, semaphore)
+        finally:
+            holding.discard(run_id)
+
+    async def take_turn(
+        self: Any, run_id: str, worker_name: str, semaphore: asyncio.Semaphore
+    ) -> None:
         held = True  # the slot the worker loop took for this run
-        waiting.add(run_id)
         try:
             turn = await look(run_id)
             while turn is not None and turn.status == "pending" and turn.earlier is not None:
@@ -468,13 +477,12 @@ def _turn_taking(original: Any, worker: Any, run_executor: Any) -> Any:
             if held:
                 semaphore.release()
             raise
-        finally:
-            waiting.discard(run_id)
-        if turn is None or turn.status not in ("pending", "running"):
-            # Cancelled (or rolled back) before it started: tell its waiters now, not in 2 s.
-            await signal_done(run_id)
+        if turn is None or turn.status != "pending":
             semaphore.release()
-            return
+            if turn is None or turn.status not in ("pending", "running"):
+                # Cancelled (or rolled back) before it started: tell its waiters now, not in 2 s.
+                await signal_done(run_id)
+            return  # a run another worker claimed is its own
         await original(self, run_id, worker_name, semaphore)
 
     _execute_and_release.__doc__ = original.__doc__
