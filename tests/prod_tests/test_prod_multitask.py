@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -71,7 +72,12 @@ async def _two_runs(client: LangGraphClient, index: int) -> bool:
     kinds = [m["type"] for m in values["messages"]]
     assert kinds == 2 * ["human", "ai", "tool", "ai"], kinds  # each question answered
     assert await _run_order(client, thread_id) == ids  # never two at once
-    return bool(second["created_at"] < first["updated_at"])  # queued behind a run in flight
+    # Whether the second was queued behind a run in flight (created before the first ended).
+    return _moment(second["created_at"]) < _moment(first["updated_at"])
+
+
+def _moment(value: object) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
 
 
 async def test_two_runs_on_each_of_20_threads_take_turns_and_lose_none(
