@@ -20,6 +20,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import Command as ApiCommand
 
+from agent.runs import CONFLICT, answered
 from client.scenarios import GRAPHS, by_name
 from tests.prod_tests.conftest import ALICE_KEY, BOB_KEY
 from tests.support.api import values_of
@@ -136,14 +137,15 @@ async def test_a_pending_approval_survives_a_full_restart_and_charges_once() -> 
                 # Every purchase once: the laptop, and the mouse beside it.
                 assert len(receipts(values)) == sum(approval.scenario.calls or (1,))
                 await check_resumed(client, approval, "wait")
-                # Nothing is pending any more: Aegra itself refuses another resume.
+                # Nothing is pending any more: another answer is refused before a run exists.
                 with pytest.raises(httpx.HTTPStatusError) as caught:
                     await client.runs.wait(
                         approval.thread_id,
                         approval.graph,
                         command={"resume": {"decisions": [{"type": "approve"}]}},
                     )
-                assert status_of(caught.value) == 400
+                assert status_of(caught.value) == CONFLICT
+                assert answered(approval.thread_id) in caught.value.response.text
             done = [await client.threads.get_state(a.thread_id) for a in approvals]
             await client.aclose()
 

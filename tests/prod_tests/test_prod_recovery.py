@@ -3,7 +3,10 @@
 The session stack runs with :data:`tests.support.prod_server.SHORT_LEASE` (5 s lease,
 1 s heartbeat, 1 s reaper), so the run is re-queued within seconds; Aegra's defaults
 (30 s, 10 s, 15 s) take up to about 45 s. The run starts again from its last checkpoint
-on another worker and finishes; the thread keeps one copy of every message.
+on another worker and finishes; the thread keeps one copy of every message. Three more runs
+queued on the thread behind it (``enqueue``), each waiting on either worker, then run one at a
+time in their order: one a killed worker held is queued again after its stuck-pending
+threshold (3 s here, 120 s by default).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from tests.prod_tests.conftest import SLOW_SECONDS
 from tests.support.prod_server import ProdServer, sql
 
 CLAIMANT = re.compile(r"-(\d+)-worker-\d+$")
+FOLLOWERS = 3
+FOLLOWER = "How does a checkpointer work? Run"
 
 
 def claimant(stack: ProdServer, run_id: str) -> int | None:
@@ -55,6 +60,16 @@ async def test_a_killed_workers_run_completes_on_another_worker_with_the_thread_
 
     victim = await until(holder, 30, "no worker claimed the run")
     assert victim in workers
+    queued = [
+        await alice.runs.create(
+            thread_id,
+            "slow",
+            input=user_input(f"{FOLLOWER} {n}"),
+            context={"force_outcome": "success"},  # one search, no retry
+            multitask_strategy="enqueue",
+        )
+        for n in range(FOLLOWERS)
+    ]
     await asyncio.sleep(1.0)  # inside the slow tool now
     os.kill(victim, signal.SIGKILL)
     killed_at = time.monotonic()
@@ -77,14 +92,24 @@ async def test_a_killed_workers_run_completes_on_another_worker_with_the_thread_
     assert rescuer != victim
     assert requeued < 5 + 1 + 4, "lease 5 s + reaper 1 s, with slack"
 
+    for follower in queued:  # then the runs queued behind it, each after the one before
+        await alice.runs.join(thread_id, follower["run_id"])
     values = (await alice.threads.get_state(thread_id))["values"]
     assert isinstance(values, dict)
     messages = values["messages"]
-    assert [m["type"] for m in messages] == ["human", "ai", "tool", "ai"]
+    assert [m["type"] for m in messages] == (1 + FOLLOWERS) * ["human", "ai", "tool", "ai"]
     assert messages[0]["content"] == "slow: nap"
     assert messages[2]["content"] == "slow result for nap"
+    humans = [m["content"] for m in messages if m["type"] == "human"]
+    assert humans == ["slow: nap", *(f"{FOLLOWER} {n}" for n in range(FOLLOWERS))]
     assert "stop_decision" in values
-    assert [r["status"] for r in await alice.runs.list(thread_id)] == ["success"]
+    runs = await alice.runs.list(thread_id)
+    assert [r["status"] for r in runs] == (1 + FOLLOWERS) * ["success"]
+    history = await alice.threads.get_history(thread_id, limit=100)
+    order = [str((h["metadata"] or {})["run_id"]) for h in reversed(history)]
+    ids = [run_id, *(str(f["run_id"]) for f in queued)]
+    folded = [run for i, run in enumerate(order) if i == 0 or order[i - 1] != run]
+    assert folded == ids  # one at a time, in creation order
     assert (await alice.threads.get(thread_id))["status"] == "idle"
     assert SLOW_SECONDS > 2, "the tool outlasts the wait before the kill"
 

@@ -34,8 +34,10 @@ SHORT_LEASE = {
     "LEASE_DURATION_SECONDS": "5",
     "HEARTBEAT_INTERVAL_SECONDS": "1",
     "REAPER_INTERVAL_SECONDS": "1",
+    "STUCK_PENDING_THRESHOLD_SECONDS": "3",
 }
-"""Crash-recovery settings short enough for a test: a dead worker's run is back in ~6 s."""
+"""Crash-recovery settings short enough for a test: a dead worker's run is back in ~6 s, and a
+run it held while the run before it on the thread ran is queued again 3 s after its creation."""
 
 
 def write_config(

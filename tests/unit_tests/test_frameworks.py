@@ -365,6 +365,128 @@ def test_the_quick_wait_sees_a_runs_end_well_inside_aegras_own_look(tmp_path: Pa
     assert max(lates) < 0.5 * 2.0 / 2, lates
 
 
+# aegra_api: one run at a time per thread (run creation and run start, wrapped per worker)
+
+ONE_RUN_PROBE = """
+import importlib, inspect, json, pathlib, re
+from agent.frameworks import aegra
+from aegra_api.api import runs as runs_api
+from aegra_api.models.run_job import RunBehavior, RunExecution
+from aegra_api.services import run_executor, run_preparation as preparation
+from aegra_api.services import worker_executor as worker
+from langgraph.checkpoint.postgres.base import BasePostgresSaver
+
+problems = []
+users = [importlib.import_module(name) for name in aegra.PREPARE_RUN_USERS]
+# Every module that binds _prepare_run is wrapped (a new one would keep the unlocked original).
+root = pathlib.Path(preparation.__file__).parents[1]
+binders = {
+    "aegra_api." + ".".join(path.relative_to(root).with_suffix("").parts)
+    for path in root.rglob("*.py")
+    if re.search(r"^from aegra_api\\.services\\.run_preparation import .*\\b_prepare_run\\b",
+                 path.read_text("utf-8"), re.M)
+}
+if binders | {preparation.__name__} != set(aegra.PREPARE_RUN_USERS):
+    problems.append(f"_prepare_run is bound in {sorted(binders)}")
+# The names and shapes the wrappers use.
+for module, names in (
+    (preparation, ("HTTPException", "RunORM", "_get_session_maker", "_RESUME_SETTLE_ATTEMPTS",
+                   "_RESUME_SETTLE_INTERVAL_SECONDS")),
+    (worker, ("settings", "redis_manager", "RedisError", "_get_session_maker", "_push_back")),
+    (run_executor, ("_signal_run_done",)),
+):
+    problems += [f"{module.__name__}.{n} is missing" for n in names if not hasattr(module, n)]
+shapes = {
+    "_prepare_run": (preparation._prepare_run,
+                     ["session", "thread_id", "request", "user", "initial_status",
+                      "event_streaming_v2"]),
+    "_execute_and_release": (worker.WorkerExecutor._execute_and_release,
+                             ["self", "run_id", "worker_name", "semaphore"]),
+    "_request_run_interruption": (runs_api._request_run_interruption,
+                                  ["session", "run_orm", "action"]),
+    "_push_back": (worker._push_back, ["run_id"]),
+    "_signal_run_done": (run_executor._signal_run_done, ["run_id"]),
+}
+for name, (function, params) in shapes.items():
+    if list(inspect.signature(function).parameters) != params:
+        problems.append(f"{name} takes {list(inspect.signature(function).parameters)}")
+if "command" not in RunExecution.model_fields:
+    problems.append("execution_params no longer hold execution.command")
+if "multitask_strategy" not in RunBehavior.model_fields:
+    problems.append("execution_params no longer hold behavior.multitask_strategy")
+columns = {c.name for c in preparation.RunORM.__table__.columns}
+if not {"run_id", "thread_id", "status", "created_at", "updated_at", "execution_params"} <= columns:
+    problems.append(f"runs has {sorted(columns)}")
+tables = " ".join(BasePostgresSaver.MIGRATIONS)
+if "CREATE TABLE IF NOT EXISTS checkpoint_writes" not in tables or "metadata JSONB" not in tables:
+    problems.append("the checkpointer's tables changed")
+
+# A changed function refuses the patch, names its constant, and nothing is patched.
+targets = [
+    (preparation, "_prepare_run", "PREPARE_RUN_SHA256"),
+    (preparation, "_validate_resume_command", "RESUME_CHECK_SHA256"),
+    (worker.WorkerExecutor, "_execute_and_release", "EXECUTE_AND_RELEASE_SHA256"),
+    (runs_api, "_request_run_interruption", "RUN_INTERRUPTION_SHA256"),
+]
+before = {name: getattr(owner, name) for owner, name, _ in targets}
+for owner, name, constant in targets:
+    async def changed(*args, **kwargs):
+        return None
+    setattr(owner, name, changed)
+    try:
+        aegra.one_run_per_thread()
+        problems.append(f"a changed {name} was patched")
+    except RuntimeError as error:
+        if constant not in str(error):
+            problems.append(f"the refusal does not name {constant}")
+    setattr(owner, name, before[name])
+users[1]._prepare_run = changed  # another patch got there first
+try:
+    aegra.one_run_per_thread()
+    problems.append("patched over another patch")
+except RuntimeError as error:
+    if users[1].__name__ not in str(error):
+        problems.append("the refusal does not name the module")
+users[1]._prepare_run = before["_prepare_run"]
+worker.settings.redis.REDIS_BROKER_ENABLED = False
+try:
+    aegra.one_run_per_thread()
+    problems.append("patched without the worker executor")
+except RuntimeError as error:
+    if "REDIS_BROKER_ENABLED" not in str(error):
+        problems.append("the refusal does not name REDIS_BROKER_ENABLED")
+worker.settings.redis.REDIS_BROKER_ENABLED = True
+if any(getattr(owner, name) is not before[name] for owner, name, _ in targets):
+    problems.append("a refused patch changed something")
+
+aegra.one_run_per_thread()
+aegra.one_run_per_thread()
+wrapped = preparation._prepare_run
+for module in users:
+    if module._prepare_run is not wrapped or wrapped is before["_prepare_run"]:
+        problems.append(f"{module.__name__}._prepare_run is not wrapped")
+execute = worker.WorkerExecutor._execute_and_release
+if execute is before["_execute_and_release"]:
+    problems.append("_execute_and_release is not wrapped")
+for function, original in ((wrapped, before["_prepare_run"]),
+                           (execute, before["_execute_and_release"])):
+    params = inspect.signature(function).parameters.keys()
+    if params != inspect.signature(original).parameters.keys():
+        problems.append(f"{function.__name__} changed its parameters")
+print(json.dumps(problems))
+"""
+
+
+@pytest.mark.skipif(not AEGRA_PYTHON.exists(), reason="needs Aegra's env (make prod-env)")
+def test_one_run_per_thread_wraps_exactly_what_it_was_written_against() -> None:
+    # Behaviour through these wrappers: tests/prod_tests/test_prod_multitask.py and
+    # test_prod_one_answer.py, on two workers.
+    env = {**os.environ, "REDIS_BROKER_ENABLED": "true"}
+    done = run_probe(AEGRA_PYTHON, ONE_RUN_PROBE, env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
 # langgraph_runtime_inmem: Runs.next's pause, wrapped where langgraph dev serves
 
 QUICK_SCHEDULER_PROBE = """
