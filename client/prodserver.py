@@ -78,6 +78,10 @@ from client.lifeline import (
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "aegra.json"
+PAYMENTS_ENV = "AGENT_PAYMENTS_DB"
+"""``agent.tools.payments.DB_ENV`` (not imported: it loads every tool, seconds of a start)."""
+PAYMENTS_FILE = "payments.sqlite3"
+"""The payment stand-in's record, in the state folder unless the environment names one."""
 """Aegra's config: the graph ids, graphs and auth of ``langgraph.json``, as file paths."""
 STATE = ROOT / ".prod"
 """Default state folder: the environment, the database, Redis's data and the logs."""
@@ -541,6 +545,8 @@ def serve(
                 "REDIS_URL": redis_url,
                 "REDIS_BROKER_ENABLED": "true",
                 "AEGRA_CONFIG": str(config),
+                # One payment record per state folder, shared by the workers (and by a restart).
+                PAYMENTS_ENV: server_env.get(PAYMENTS_ENV) or str(state.resolve() / PAYMENTS_FILE),
                 "HOST": "127.0.0.1",
                 "PORT": str(api_port),
                 "NO_PROXY": "127.0.0.1,localhost",

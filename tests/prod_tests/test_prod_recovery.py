@@ -20,10 +20,13 @@ from typing import Any
 
 from langgraph_sdk.client import LangGraphClient
 
+from agent.tools.payments import ledger
 from client.cli import user_input
+from client.prodserver import PAYMENTS_FILE
 from tests.prod_tests.conftest import SLOW_SECONDS
 from tests.support.prod_server import ProdServer, sql
 
+PURCHASE = "buy a spare kill-test lamp for 20 and slow: nap"
 CLAIMANT = re.compile(r"-(\d+)-worker-\d+$")
 FOLLOWERS = 3
 FOLLOWER = "How does a checkpointer work? Run"
@@ -52,7 +55,10 @@ async def test_a_killed_workers_run_completes_on_another_worker_with_the_thread_
     workers = stack.worker_pids()
     assert len(workers) == 2
     thread_id = (await alice.threads.create())["thread_id"]
-    run = await alice.runs.create(thread_id, "slow", input=user_input("slow: nap"))
+    # One step, two calls: the purchase completes at once, then the worker dies in the nap.
+    run = await alice.runs.create(
+        thread_id, "slow", input=user_input(PURCHASE), context={"force_outcome": "success"}
+    )
     run_id = run["run_id"]
 
     async def holder() -> int | None:
@@ -97,11 +103,19 @@ async def test_a_killed_workers_run_completes_on_another_worker_with_the_thread_
     values = (await alice.threads.get_state(thread_id))["values"]
     assert isinstance(values, dict)
     messages = values["messages"]
-    assert [m["type"] for m in messages] == (1 + FOLLOWERS) * ["human", "ai", "tool", "ai"]
-    assert messages[0]["content"] == "slow: nap"
-    assert messages[2]["content"] == "slow result for nap"
+    first = ["human", "ai", "tool", "tool", "ai"]
+    assert [m["type"] for m in messages] == first + FOLLOWERS * ["human", "ai", "tool", "ai"]
+    assert messages[0]["content"] == PURCHASE
+    assert messages[3]["content"] == "slow result for nap"
     humans = [m["content"] for m in messages if m["type"] == "human"]
-    assert humans == ["slow: nap", *(f"{FOLLOWER} {n}" for n in range(FOLLOWERS))]
+    assert humans == [PURCHASE, *(f"{FOLLOWER} {n}" for n in range(FOLLOWERS))]
+    # The purchase that completed before the kill ran once: its task's result was kept when
+    # the step ran again (the payment record saw one request for its key, not a replay).
+    [receipt] = [m for m in messages if m["type"] == "tool" and m["name"] == "checkout"]
+    assert receipt["artifact"]["reason"] == "completed"
+    assert "replayed" not in receipt["artifact"]
+    [row] = [r for r in ledger(stack.state / PAYMENTS_FILE) if r.item == "a spare kill-test lamp"]
+    assert (row.status, row.requests) == ("completed", 1)
     assert "stop_decision" in values
     runs = await alice.runs.list(thread_id)
     assert [r["status"] for r in runs] == (1 + FOLLOWERS) * ["success"]

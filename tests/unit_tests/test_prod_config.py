@@ -90,3 +90,10 @@ async def test_auth_refuses_a_missing_or_wrong_key_in_either_form(headers: dict[
     with pytest.raises(Auth.exceptions.HTTPException) as caught:
         await auth._authenticate_handler(headers)
     assert caught.value.status_code == 401
+
+
+def test_the_production_launcher_names_the_payment_record_the_tool_reads() -> None:
+    from agent.tools.payments import DB_ENV
+    from client.prodserver import PAYMENTS_ENV
+
+    assert PAYMENTS_ENV == DB_ENV

@@ -31,7 +31,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, tool
 from langgraph.prebuilt import InjectedState
 from stop_on_artifact import InvalidArtifactError, decide, is_hard_stop, parse_artifact
-from stop_on_artifact._artifact import MAX_EXTRA_FIELD_CHARS, speaks
+from stop_on_artifact._artifact import LIBRARY_FIELDS, MAX_EXTRA_FIELD_CHARS, speaks
 from stop_on_artifact._decision import Rule
 from stop_on_artifact.messages import invocation_index, message_text
 
@@ -98,7 +98,8 @@ def json_like(scalars: st.SearchStrategy[Any] = _any_scalars) -> st.SearchStrate
 
 
 _field_names = st.text(min_size=1, max_size=10).filter(
-    lambda k: k not in ("stop", "reason", "not_done")  # not_done: a string, tested elsewhere
+    # not_done: a string, tested elsewhere; the library's own fields are refused from a tool
+    lambda k: k not in ("stop", "reason", "not_done", *LIBRARY_FIELDS)
 )
 _extra_fields = st.dictionaries(_field_names, _small_scalars, max_size=3)
 
