@@ -35,7 +35,8 @@ __all__ = [
     "free_port",
 ]
 
-# Variables that would make a test server reach the network or a real provider.
+# Variables that would make a test server reach the network or a real provider, or share
+# another test's files (the in-process tests' payment record: a server keeps its own).
 _SCRUBBED = (
     "GROQ_API_KEY",
     "GROQ_API_BASE",
@@ -49,6 +50,7 @@ _SCRUBBED = (
     "LANGSMITH_PROJECT",
     "AGENT_API_KEYS",
     "AGENT_REDACT_TRACES",
+    "AGENT_PAYMENTS_DB",
 )
 
 
