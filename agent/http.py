@@ -48,11 +48,12 @@ from typing import Any, cast
 from urllib.parse import unquote_plus
 
 from starlette.applications import Starlette
-from starlette.datastructures import Headers, MutableHeaders
+from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agent.asgi import Rewrite, RewrittenResponse
 from agent.auth import API_KEY_HEADER, API_KEYS_ENV, identity_for, parse_api_keys
 from agent.frameworks.langgraph_api import replace_log_detail
 from agent.frameworks.langgraph_runtime_inmem import in_memory_runtime, quick_scheduler
@@ -291,41 +292,22 @@ class DevRouteGuard:
                 logger.warning("refused %s %s: %s", scope["method"], scope["path"], detail)
                 await JSONResponse({"detail": detail}, status_code=status)(scope, receive, send)
                 return
-        await self.app(scope, receive, _ValidationErrorRewriter(scope, send))
+        await self.app(scope, receive, RewrittenResponse(send, (422,), _validation_rewrite(scope)))
 
 
-class _ValidationErrorRewriter:
-    """A ``send`` that holds a 422 response, rewrites its body, then sends it."""
+def _validation_rewrite(scope: Scope) -> Rewrite:
+    """Rewrite a 422's body to name fields, never values; the access log's detail too."""
 
-    def __init__(self, scope: Scope, send: Send) -> None:
-        self.scope = scope
-        self.send = send
-        self.start: Message | None = None
-        self.chunks: list[bytes] = []
-
-    async def __call__(self, message: Message) -> None:
-        if message["type"] == "http.response.start" and message.get("status") == 422:
-            self.start = message
-            return
-        if self.start is None or message["type"] != "http.response.body":
-            await self.send(message)
-            return
-        self.chunks.append(message.get("body", b""))
-        if message.get("more_body", False):
-            return
-        body = b"".join(self.chunks)
+    def rewrite(start: Message, body: bytes) -> tuple[Message, bytes]:
         rewritten = rewrite_validation_error(body)
-        start = self.start
-        if rewritten is not None:
-            body, summary = rewritten
-            # langgraph-api's access log writes what its handler put in the scope: the
-            # quoted value.
-            replace_log_detail(self.scope, summary)
-            headers = MutableHeaders(raw=list(start.get("headers", [])))
-            headers["content-length"] = str(len(body))
-            start = {**start, "headers": headers.raw}
-        await self.send(start)
-        await self.send({"type": "http.response.body", "body": body, "more_body": False})
+        if rewritten is None:
+            return start, body
+        body, summary = rewritten
+        # langgraph-api's access log writes what its handler put in the scope: the quoted value.
+        replace_log_detail(scope, summary)
+        return start, body
+
+    return rewrite
 
 
 def _app_class() -> type[Starlette]:

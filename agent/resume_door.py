@@ -33,6 +33,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agent.asgi import Rewrite, RewrittenResponse
 from agent.runs import BUSY, CONFLICT, answered, is_resume
 
 RUN_ROUTE = re.compile(r"/threads/([^/]+)/runs(?:/stream|/wait)?/?")
@@ -108,7 +109,8 @@ class ResumeDoor:
         headers = MutableHeaders(scope=dict(scope))
         headers["content-length"] = str(len(body))
         scope = {**scope, "headers": headers.raw}
-        await self.app(scope, _replay(body, receive), _ConflictRewriter(scope, send, thread_id))
+        rewritten = RewrittenResponse(send, (400, CONFLICT), _conflict_rewrite(thread_id))
+        await self.app(scope, _replay(body, receive), rewritten)
 
     async def _waits_for_answer(self, scope: Scope, thread_id: str) -> bool:
         deadline = time.monotonic() + SETTLE_SECONDS
@@ -165,38 +167,19 @@ def _resume_request(body: bytes) -> dict[str, Any] | None:
     return request if isinstance(request, dict) and is_resume(request) else None
 
 
-class _ConflictRewriter:
-    """A ``send`` that gives the server's own refusal of a resume the words of :func:`answered`.
+def _conflict_rewrite(thread_id: str) -> Rewrite:
+    """Give the server's own refusal of a resume the words of :func:`answered` (a 409).
 
     Rewritten: langgraph-api's 409 under ``reject`` (:data:`agent.runs.BUSY`) and Aegra's 400
     for a thread that is not interrupted. Any other response passes as it is.
     """
 
-    def __init__(self, scope: Scope, send: Send, thread_id: str) -> None:
-        self.scope = scope
-        self.send = send
-        self.thread_id = thread_id
-        self.start: Message | None = None
-        self.chunks: list[bytes] = []
+    def rewrite(start: Message, body: bytes) -> tuple[Message, bytes]:
+        if not _refuses_resume(body):
+            return start, body
+        return {**start, "status": CONFLICT}, json.dumps({"detail": answered(thread_id)}).encode()
 
-    async def __call__(self, message: Message) -> None:
-        if message["type"] == "http.response.start" and message.get("status") in (400, CONFLICT):
-            self.start = message
-            return
-        if self.start is None or message["type"] != "http.response.body":
-            await self.send(message)
-            return
-        self.chunks.append(message.get("body", b""))
-        if message.get("more_body", False):
-            return
-        body, start = b"".join(self.chunks), self.start
-        if _refuses_resume(body):
-            body = json.dumps({"detail": answered(self.thread_id)}).encode()
-            start = {**start, "status": CONFLICT}
-        headers = MutableHeaders(raw=list(start.get("headers", [])))
-        headers["content-length"] = str(len(body))
-        await self.send({**start, "headers": headers.raw})
-        await self.send({"type": "http.response.body", "body": body, "more_body": False})
+    return rewrite
 
 
 def _refuses_resume(body: bytes) -> bool:
