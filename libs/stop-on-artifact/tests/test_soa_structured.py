@@ -408,3 +408,44 @@ async def test_a_schema_another_agent_declared_costs_no_call(
     assert "structured" not in decision and decision["saved"]["model_calls"] == 1
     assert "The page about b" in str(result["messages"][-1].content)
     assert "declared schema" not in caplog.text
+
+
+def prose_or(script: Any) -> Any:
+    """Write prose when offered no tool (the polish call); else ``script``."""
+
+    def reply(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
+        return AIMessage("Polished prose.") if not tools else script(messages, tools)
+
+    return reply
+
+
+@pytest.mark.parametrize("strategy", ["tool", "provider"])
+@modes
+@pytest.mark.parametrize("cap", [1, 2])
+async def test_polish_and_the_schema_call_count_against_max_model_calls(
+    strategy: str, mode: str, cap: int
+) -> None:
+    model = Counted(answer_in_schema(Answer, TEXT, prose_or(call_then_answer("search"))))
+    settings: dict[str, Any] = {"stop_mode": "polish", "max_model_calls": cap}
+    built = agent(strategy, [forced_tool("search")], model, **settings)
+    result = await invoke(built, user("a"), mode)
+    decision = assert_stopped(result, "completed")
+    assert model.calls == cap  # no polish call: the stop's own text answers
+    assert "The page about a" in str(result["messages"][-1].content)
+    assert "answer_chars" in decision and [] not in model.offered
+    if cap == 1:  # nor a call for the schema
+        assert decision["structured"] == "missing" and result["structured_response"] is None
+    else:
+        assert_structured(result, Answer(**TEXT))
+        assert model.offered[-1] == schema_only(strategy)
+
+
+@modes
+async def test_polish_at_max_model_calls_one_answers_with_the_stops_text(mode: str) -> None:
+    model = Counted(prose_or(call_then_answer("search")))
+    built = plain_agent(model, None, stop_mode="polish", max_model_calls=1)
+    result = await invoke(built, user("a"), mode)
+    decision = assert_stopped(result, "completed")
+    assert model.calls == 1
+    assert "The page about a" in str(result["messages"][-1].content)
+    assert decision["saved"]["model_calls"] == 1  # the polish call it skipped

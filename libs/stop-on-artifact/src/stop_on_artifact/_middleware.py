@@ -35,7 +35,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from stop_on_artifact._artifact import STOPPING_REASONS, STRUCTURED_FIELD, Reason, build, contract
 from stop_on_artifact._core import StopCore
-from stop_on_artifact._decision import StopDecision, is_hard_stop, logger
+from stop_on_artifact._decision import StopDecision, logger
 from stop_on_artifact._record import TURN_KEY, Decision, TurnRecord, opens_turn, starts_turn
 from stop_on_artifact.messages import require_messages
 
@@ -192,7 +192,7 @@ class StopOnArtifactMiddleware(
             declared = {**turn, "schema": request.response_format is not None}  # turn's 1st call
             return ExtendedModelResponse(response, Command(update={TURN_KEY: declared}))
         schema, settings = request.response_format, self.turn_settings(state)
-        if not is_hard_stop(decision, settings):  # the one polish call (prose), then the schema
+        if "answer_chars" not in decision:  # the one polish call (prose), then the schema
             prose = record((yield request.override(tools=[], response_format=None)))
             if schema is None:
                 return prose
