@@ -336,7 +336,7 @@ def _structured(
 def _schema(state: Mapping[str, Any]) -> bool:
     """Return whether this agent declares a response_format: its turn's record says."""
     record: Mapping[str, Any] = state.get(TURN_KEY) or {}
-    return bool(record.get("schema", "structured_response" in state))  # a record before 0.7
+    return bool(record.get("schema", "structured_response" in state))  # an older record
 
 
 def _payload(decision: StopDecision, messages: Sequence[BaseMessage]) -> Any:
