@@ -87,6 +87,13 @@ def test_the_retry_budget_and_the_model_call_cap_stop_with_their_text(kind: str)
     assert_model_calls(capped, 3)
 
 
+def test_polish_with_no_call_left_answers_with_the_stops_text(kind: str) -> None:
+    result = agent(kind, "success", stop_mode="polish", max_model_calls=1).invoke(user("store"))
+    assert_stopped(result, "completed")  # the polish call is one of max_model_calls (#61)
+    assert_model_calls(result, 1)
+    assert_answer_is_settled_content(result)
+
+
 def test_parallel_calls_all_settle_before_a_hard_stop(kind: str) -> None:
     model = ScriptedChatModel(script=call_then_answer("search", calls=2))
     tools = [forced_tool("search", ["success", "transient", "success"])]

@@ -237,7 +237,9 @@ def test_the_source_stays_small_with_no_import_circle() -> None:
     # #47 docstrings with Args and an Example: +311
     # The shared mark (#48): +70
     # Side effects run once (idempotency_key, adopt's InjectedIdempotencyKey): 3,728 + 71
-    assert sum(sizes.values()) <= 3799, sizes
+    # One turn, read once (#61): the schema from the agent's setting, not the thread: +12
+    # the polish call is one of max_model_calls: +4
+    assert sum(sizes.values()) <= 3815, sizes
     assert max(sizes.values()) <= 400, sizes
     assert {name for name in modules if not name.startswith("_")} == {"messages", "testing"}
     graph = {

@@ -370,3 +370,82 @@ async def test_a_policy_stop_leaves_the_schemas_answer(strategy: str, mode: str,
         assert text == (REFUSAL if how == "refused" else REJECTED)
     assert model.offered[-1] == schema_only(strategy)
     assert [m for m in result["messages"] if isinstance(m, ToolMessage)]
+
+
+# --- whether a schema is declared is the agent's setting, not a key in the thread (#61) --------
+
+
+def plain_agent(model: Counted, saver: Any, **settings: Any) -> Any:
+    from langchain.agents import create_agent
+    from stop_on_artifact import StopOnArtifactMiddleware
+
+    middleware = [StopOnArtifactMiddleware(**settings)]
+    return create_agent(
+        ScriptedChatModel(script=model), [forced_tool("search")], middleware=middleware,
+        checkpointer=saver,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("strategy", ["tool", "provider"])
+@modes
+@pytest.mark.parametrize("left", ["an_answer", "none"])
+async def test_a_schema_another_agent_declared_costs_no_call(
+    strategy: str, mode: str, left: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    saver, config = InMemorySaver(), {"configurable": {"thread_id": "t"}}
+    earlier = Counted(answer_in_schema(Answer, TEXT, call_then_answer("search")))
+    calls = 1 if left == "none" else 25  # one: no call left for the schema, None in the thread
+    built = agent(
+        strategy, [forced_tool("search")], earlier, checkpointer=saver, max_model_calls=calls
+    )
+    first = await invoke(built, user("a"), mode, config)
+    assert (first["structured_response"] is None) == (left == "none")
+    caplog.clear()
+    model = Counted(call_then_answer("search"))
+    result = await invoke(plain_agent(model, saver), user("b"), mode, config)
+    decision = assert_stopped(result, "completed")
+    assert model.calls == 1
+    assert "structured" not in decision and decision["saved"]["model_calls"] == 1
+    assert "The page about b" in str(result["messages"][-1].content)
+    assert "declared schema" not in caplog.text
+
+
+def prose_or(script: Any) -> Any:
+    """Write prose when offered no tool (the polish call); else ``script``."""
+
+    def reply(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
+        return AIMessage("Polished prose.") if not tools else script(messages, tools)
+
+    return reply
+
+
+@pytest.mark.parametrize("strategy", ["tool", "provider"])
+@modes
+@pytest.mark.parametrize("cap", [1, 2])
+async def test_polish_and_the_schema_call_count_against_max_model_calls(
+    strategy: str, mode: str, cap: int
+) -> None:
+    model = Counted(answer_in_schema(Answer, TEXT, prose_or(call_then_answer("search"))))
+    settings: dict[str, Any] = {"stop_mode": "polish", "max_model_calls": cap}
+    built = agent(strategy, [forced_tool("search")], model, **settings)
+    result = await invoke(built, user("a"), mode)
+    decision = assert_stopped(result, "completed")
+    assert model.calls == cap  # no polish call: the stop's own text answers
+    assert "The page about a" in str(result["messages"][-1].content)
+    assert "answer_chars" in decision and [] not in model.offered
+    if cap == 1:  # nor a call for the schema
+        assert decision["structured"] == "missing" and result["structured_response"] is None
+    else:
+        assert_structured(result, Answer(**TEXT))
+        assert model.offered[-1] == schema_only(strategy)
+
+
+@modes
+async def test_polish_at_max_model_calls_one_answers_with_the_stops_text(mode: str) -> None:
+    model = Counted(prose_or(call_then_answer("search")))
+    built = plain_agent(model, None, stop_mode="polish", max_model_calls=1)
+    result = await invoke(built, user("a"), mode)
+    decision = assert_stopped(result, "completed")
+    assert model.calls == 1
+    assert "The page about a" in str(result["messages"][-1].content)
+    assert decision["saved"]["model_calls"] == 1  # the polish call it skipped

@@ -190,6 +190,8 @@ class StopCore:
         messages = [*(state.get("messages") or []), *new]
         record = state.get(TURN_KEY) or {}
         turn = scan_turn(messages, record)
+        if settings.stop_mode == "polish" and turn.model_calls >= settings.max_model_calls:
+            settings = settings.model_copy(update={"stop_mode": "hard"})  # no call left to polish
         left, (round_, end) = _steps_left(), self.steps(state)
         decision = decide_turn(turn, settings, left is None or left > round_ + end)
         if decision["rule"] == "step_limit":

@@ -214,8 +214,10 @@ def _choose(step: Sequence[Verdict], policy: str, blocked: Verdict | None) -> Ve
 def is_hard_stop(decision: StopDecision, context: StopSettings) -> bool:
     """Return True when a stop ends the run with its [final_text][stop_on_artifact.final_text].
 
-    `polish` phrases completed and fatal answers with one more model call; a policy
-    block, a spent retry budget, the model-call cap and the step limit end with their own text.
+    `polish` phrases completed and fatal answers with one more model call (when
+    `max_model_calls` leaves none, the doors stop hard: their decision has `answer_chars`); a
+    policy block, a spent retry budget, the model-call cap and the step limit end with their
+    own text.
 
     Args:
         decision: The step's decision.

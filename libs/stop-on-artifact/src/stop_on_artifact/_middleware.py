@@ -35,13 +35,12 @@ from pydantic import TypeAdapter, ValidationError
 
 from stop_on_artifact._artifact import STOPPING_REASONS, STRUCTURED_FIELD, Reason, build, contract
 from stop_on_artifact._core import StopCore
-from stop_on_artifact._decision import StopDecision, is_hard_stop, logger
+from stop_on_artifact._decision import StopDecision, logger
 from stop_on_artifact._record import TURN_KEY, Decision, TurnRecord, opens_turn, starts_turn
 from stop_on_artifact.messages import require_messages
 
 ToolResult = ToolMessage | Command[Any]
 NODE = "stop_on_artifact.before_model"
-SCHEMA = "structured_response"  # in the state once a declared response_format's call ran
 _HOOKS = ("before_model", "after_model", "after_agent")
 _Calls = Generator["ModelRequest[Any] | None", "ModelResponse[Any] | None", Any]
 
@@ -132,13 +131,13 @@ class StopOnArtifactMiddleware(
                 )
                 raise MiddlewareOrderError(msg)
             return self.turn_update(messages, runtime.context, begins=True)
-        settings = self.turn_settings(state)
-        if SCHEMA in state:  # a declared schema's call is one of max_model_calls
+        settings, schema = self.turn_settings(state), _schema(state)
+        if schema:  # a declared schema's call is one of max_model_calls
             if self.polishing(state):
                 return None  # the strategy retries the structured call: the stop stands
             settings = settings.model_copy(update={"max_model_calls": settings.max_model_calls - 1})
         update, answer = self.decide_step(state, [], settings)
-        if answer is not None and SCHEMA not in state:
+        if answer is not None and not schema:
             return {**update, "jump_to": "end", "messages": [AIMessage(content=answer)]}
         return update  # with a response_format, the model node answers in its schema
 
@@ -162,12 +161,12 @@ class StopOnArtifactMiddleware(
         if not nodes:
             return super().steps(state)
         before, after, end = (sum(n.endswith(f".{h}") for n in nodes) for h in _HOOKS)
-        return before + after + 2, end + (after + 1 if state and SCHEMA in state else 0)
+        return before + after + 2, end + (after + 1 if state and _schema(state) else 0)
 
     @override
     def spends_call(self, state: Mapping[str, Any], decision: StopDecision) -> bool:
         """A stop still calls the model for a declared schema, unless its tool answered it."""
-        return SCHEMA in state and _payload(decision, state.get("messages") or []) is None
+        return _schema(state) and _payload(decision, state.get("messages") or []) is None
 
     def _calls(self, request: ModelRequest[Any]) -> _Calls:
         """Yield each request to send (None: no model call); return what makes the response.
@@ -186,9 +185,14 @@ class StopOnArtifactMiddleware(
             return response
 
         if not self.polishing(state) or decision is None:
-            return record((yield request))
+            response = record((yield request))
+            turn = cast("TurnRecord | None", state.get(TURN_KEY))
+            if turn is None or "schema" in turn:
+                return response
+            declared = {**turn, "schema": request.response_format is not None}  # turn's 1st call
+            return ExtendedModelResponse(response, Command(update={TURN_KEY: declared}))
         schema, settings = request.response_format, self.turn_settings(state)
-        if not is_hard_stop(decision, settings):  # the one polish call (prose), then the schema
+        if "answer_chars" not in decision:  # the one polish call (prose), then the schema
             prose = record((yield request.override(tools=[], response_format=None)))
             if schema is None:
                 return prose
@@ -327,6 +331,12 @@ def _structured(
         model_response=ModelResponse(result=result, structured_response=None),
         command=Command(update={"stop_decision": missing}),
     )
+
+
+def _schema(state: Mapping[str, Any]) -> bool:
+    """Return whether this agent declares a response_format: its turn's record says."""
+    record: Mapping[str, Any] = state.get(TURN_KEY) or {}
+    return bool(record.get("schema", "structured_response" in state))  # an older record
 
 
 def _payload(decision: StopDecision, messages: Sequence[BaseMessage]) -> Any:

@@ -32,6 +32,8 @@ class TurnRecord(TypedDict):
     """The id of the last message present when the turn began (`#<position>` without one)."""
     settings: dict[str, Any]
     """The turn's `StopSettings`, as JSON."""
+    schema: NotRequired[bool]
+    """Whether the agent declares a `response_format` (its first model call's request says)."""
     replies: NotRequired[list[str]]
     """The ids of the turn's model replies counted so far."""
     transients: NotRequired[dict[str, int]]

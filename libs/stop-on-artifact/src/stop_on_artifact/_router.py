@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable
 
 from stop_on_artifact._core import StopCore
-from stop_on_artifact._decision import StopDecision, is_hard_stop
+from stop_on_artifact._decision import StopDecision
 
 StateT = TypeVar("StateT", bound=Mapping[str, Any])
 
@@ -79,7 +79,7 @@ class StopRouter(StopCore):
     def is_hard(self, state: Mapping[str, Any]) -> bool:
         """Return whether the state's latest decision ends the run without the model."""
         decision = state.get("stop_decision")
-        return decision is not None and is_hard_stop(decision, self.turn_settings(state))
+        return decision is not None and "answer_chars" in decision  # a hard stop's answer
 
     def route_after_tools(self, state: Mapping[str, Any]) -> Literal["agent", "finalize"]:
         """Go to `finalize` on a hard stop; otherwise (continue, or polish) to `agent`."""
