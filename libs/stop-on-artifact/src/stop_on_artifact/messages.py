@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 
 from stop_on_artifact._artifact import (
     IN_PLACE_FIELD,
@@ -29,6 +30,7 @@ __all__ = [
     "transient_count", "turn_results", "turn_start",
 ]  # fmt: skip
 
+_UNKNOWN = INVALID_TOOL_NAME_ERROR_TEMPLATE.split("{available_tools}")[0]  # ToolNode's, 0.6 on
 NO_MESSAGES = (
     "input needs at least one message under 'messages', for example "
     "{'messages': [{'role': 'user', 'content': '...'}]}"
@@ -144,7 +146,10 @@ class Verdict:
     @property
     def plain(self) -> bool:
         """Whether the result is an input, never a part: a success without the contract."""
-        return self.message.status != "error" and not speaks(self.message.artifact)
+        if self.message.status == "error":  # a call of no such tool, the model's slip, is none
+            unknown = _UNKNOWN.format(requested_tool=self.message.name)
+            return str(self.message.content).startswith(unknown)
+        return not speaks(self.message.artifact)
 
 
 def judge(message: ToolMessage) -> Verdict:
