@@ -8,14 +8,16 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.tools import BaseTool
-from soa_graphs import hand_built, has_middleware, modes, user
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
+from soa_graphs import hand_built, has_middleware, modes, needs_langchain, user
 from soa_graphs import invoke as run
-from stop_on_artifact import StopRouter
+from stop_on_artifact import StopRouter, completed, transient
 from stop_on_artifact.testing import ScriptedChatModel, assert_stopped, forced_tool, tool_call
 
 
@@ -47,3 +49,85 @@ async def test_a_call_of_a_tool_that_does_not_exist_is_no_part(mode: str) -> Non
         assert result["messages"][-1].content == "# refunds\n\nThe page about refunds."
         assert (decision["answer_from"], decision["unsettled"]) == (["c1"], [])
         assert decision["saved"]["model_calls"] == 1
+
+
+class Trim:
+    """``before_model`` middlewares that remove messages every round, before the stop's."""
+
+    @staticmethod
+    def replies() -> Any:
+        """Remove every reply that issued calls; keep their results."""
+        from langchain.agents.middleware import AgentMiddleware
+
+        class TrimReplies(AgentMiddleware):
+            def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+                issued = [m for m in state["messages"] if isinstance(m, AIMessage) and m.tool_calls]
+                return {"messages": [RemoveMessage(id=str(m.id)) for m in issued]} or None
+
+        return TrimReplies()
+
+    @staticmethod
+    def failures() -> Any:
+        """Remove the last exchange (the reply and its results) when every result is transient."""
+        from langchain.agents.middleware import AgentMiddleware
+
+        class DropFailed(AgentMiddleware):
+            def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+                messages = state["messages"]
+                if not isinstance(messages[-1], ToolMessage):
+                    return None
+                reply = next(m for m in reversed(messages) if isinstance(m, AIMessage))
+                step = messages[messages.index(reply) :]
+                if any("transient" not in m.content for m in step[1:]):
+                    return None
+                return {"messages": [RemoveMessage(id=str(m.id)) for m in step]}
+
+        return DropFailed()
+
+
+def outcomes(*said: str) -> BaseTool:
+    """A ``kb`` tool whose n-th call is ``said[n]`` (the last repeating): transient or not."""
+    calls: list[str] = []
+
+    def kb(query: str) -> tuple[str, dict[str, Any]]:
+        calls.append(query)
+        if said[min(len(calls), len(said)) - 1] == "transient":
+            return "kb is busy (transient)", transient()
+        return "Refunds within 30 days.", completed()
+
+    return StructuredTool.from_function(
+        kb, name="kb", description="Look up.", response_format="content_and_artifact"
+    )
+
+
+def again(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
+    """Ask ``kb`` the same question every round, with a new call id."""
+    return AIMessage("", tool_calls=[tool_call("kb", {"query": "refunds"}, f"c{len(messages)}")])
+
+
+@needs_langchain
+@modes
+async def test_a_trimmed_turn_reads_one_request_as_one_part(mode: str) -> None:
+    done = agent(again, [outcomes("transient", "transient", "completed")], Trim.replies())
+    result = await run(done, user("Refunds?"), mode)
+    assert_stopped(result, "completed")
+    assert result["messages"][-1].content == "Refunds within 30 days."
+    busy = agent(again, [outcomes("transient")], Trim.replies())
+    result = await run(busy, user("Refunds?"), mode)
+    decision = assert_stopped(result, "retry_budget")
+    assert len(decision["unsettled"]) == 1
+    said = result["messages"][-1].content.split("\n\n---\n\n")
+    assert said[0].startswith("**Not done: this request (`kb`)**") and len(said) == 2
+
+
+@needs_langchain
+@modes
+async def test_a_middleware_that_empties_the_step_keeps_the_turn_and_its_budgets(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    busy = agent(again, [outcomes("transient")], Trim.failures())
+    with caplog.at_level(logging.WARNING, logger="stop_on_artifact"):
+        result = await run(busy, user("Refunds?"), mode, {"recursion_limit": 60})
+    assert_stopped(result, "model_call_limit")  # never GraphRecursionError
+    assert sum(isinstance(m, AIMessage) for m in result["messages"]) == 1  # the answer alone
+    assert not [r for r in caplog.records if "this turn's start" in r.getMessage()]
