@@ -238,8 +238,8 @@ def test_the_source_stays_small_with_no_import_circle() -> None:
     # The shared mark (#48): +70
     # Side effects run once (idempotency_key, adopt's InjectedIdempotencyKey): 3,728 + 71
     # #61 one turn, read once: 3,799 at pickup; an unknown tool's call is no part: +5
-    # a retry pairs with its part when its reply is gone; an emptied step keeps the turn: +17
-    assert sum(sizes.values()) <= 3821, sizes
+    # a retry pairs with its part when its reply is gone; an emptied step keeps the turn: +20
+    assert sum(sizes.values()) <= 3824, sizes
     assert max(sizes.values()) <= 400, sizes
     assert {name for name in modules if not name.startswith("_")} == {"messages", "testing"}
     graph = {

@@ -243,7 +243,7 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
         if message.tool_call_id in fixed:  # create_agent's result for a malformed call: no part
             continue
         key = (issuer.get(message.tool_call_id, -1), message.tool_call_id)
-        if key[0] < 0 or (key in results and key[0] in stand_ins):  # its reply is gone
+        if record and (key[0] < 0 or (key in results and key[0] in stand_ins)):  # reply gone
             if (round_ := read.get(str(message.id), -1)) != gone or key in results:
                 stand_ins.add(len(groups))  # a new step: its results were read apart
                 groups.append([])
@@ -267,7 +267,7 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
     transients = {**earlier, **{i: max(n, earlier.get(i, 0)) for i, n in counts.items()}}
     replies = [m.id for m in turn if isinstance(m, AIMessage)]
     known = list(dict.fromkeys([*(record.get("replies") or []), *filter(None, replies)]))
-    rounds = int(record.get("rounds") or 0) + 1  # decisions this turn, this one included
+    rounds = int(record.get("rounds") or 0) + 1 if record else 0  # decisions, this one too
     return Turn(
         parts=_parts(groups, results, verdict),
         step=tuple(verdict(m) for m in step),
@@ -320,6 +320,9 @@ def _parts(
             parts[place : place + 1] = [part]
             if not (part.settled or part.plain):
                 waiting.setdefault(part.name, []).append(place)
+    parts += [  # without the turn's record, a result whose reply is gone comes last
+        Part(k[1], m.name or "", None, m, verdict(m)) for k, m in results.items() if k not in seen
+    ]
     return tuple(part for part in parts if not part.plain)
 
 
