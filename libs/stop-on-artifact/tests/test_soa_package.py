@@ -237,9 +237,11 @@ def test_the_source_stays_small_with_no_import_circle() -> None:
     # #47 docstrings with Args and an Example: +311
     # The shared mark (#48): +70
     # Side effects run once (idempotency_key, adopt's InjectedIdempotencyKey): 3,728 + 71
-    # One turn, read once (#61): the schema from the agent's setting, not the thread: +12
-    # the polish call is one of max_model_calls: +4
-    assert sum(sizes.values()) <= 3815, sizes
+    # One turn, read once (#61), 3,799 at pickup: the schema from the agent's setting, not
+    # the thread: +12; the polish call is one of max_model_calls: +4; an unknown tool's call
+    # is no part: +5; a retry pairs with its part when its reply is gone, an emptied step
+    # keeps the turn: +20
+    assert sum(sizes.values()) <= 3840, sizes
     assert max(sizes.values()) <= 400, sizes
     assert {name for name in modules if not name.startswith("_")} == {"messages", "testing"}
     graph = {

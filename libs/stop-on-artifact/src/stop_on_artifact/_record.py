@@ -38,6 +38,10 @@ class TurnRecord(TypedDict):
     """The ids of the turn's model replies counted so far."""
     transients: NotRequired[dict[str, int]]
     """Transient outcomes counted so far, by call id (in-place included)."""
+    rounds: NotRequired[int]
+    """The decisions made so far: each one follows one model call."""
+    steps: NotRequired[dict[str, int]]
+    """The round that read each result, by message id: a removed reply's step stays apart."""
 
 
 def latest(current: StopDecision | None, new: StopDecision | None) -> StopDecision | None:
@@ -97,9 +101,13 @@ def starts_turn(messages: Sequence[BaseMessage], record: object = None) -> bool:
 
 
 def opens_turn(messages: Sequence[BaseMessage], record: object) -> bool:
-    """Return whether a model call on `messages` begins a turn: not after this turn's tools."""
+    """Return whether a model call begins a turn: not after its tools, nor at its start."""
+    if not isinstance(record, Mapping) or not is_current(record, messages):
+        return True
     last = next((m for m in reversed(messages) if not isinstance(m, HumanMessage)), None)
-    return not isinstance(last, ToolMessage) or not is_current(record, messages)
+    # at its start: another middleware removed every step of the turn, which goes on
+    at_start = record["turn"] in (messages[-1].id, f"#{len(messages) - 1}") if messages else False
+    return not isinstance(last, ToolMessage) and not at_start
 
 
 def new_record(messages: Sequence[BaseMessage], settings: StopSettings) -> TurnRecord:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 
 from stop_on_artifact._artifact import (
     IN_PLACE_FIELD,
@@ -29,6 +30,7 @@ __all__ = [
     "transient_count", "turn_results", "turn_start",
 ]  # fmt: skip
 
+_UNKNOWN = INVALID_TOOL_NAME_ERROR_TEMPLATE.split("{available_tools}")[0]  # ToolNode's, 0.6 on
 NO_MESSAGES = (
     "input needs at least one message under 'messages', for example "
     "{'messages': [{'role': 'user', 'content': '...'}]}"
@@ -144,7 +146,10 @@ class Verdict:
     @property
     def plain(self) -> bool:
         """Whether the result is an input, never a part: a success without the contract."""
-        return self.message.status != "error" and not speaks(self.message.artifact)
+        if self.message.status == "error":  # a call of no such tool, the model's slip, is none
+            unknown = _UNKNOWN.format(requested_tool=self.message.name)
+            return str(self.message.content).startswith(unknown)
+        return not speaks(self.message.artifact)
 
 
 def judge(message: ToolMessage) -> Verdict:
@@ -214,33 +219,44 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
             judged[id(message)] = judge(message)
         return judged[id(message)]
 
+    record = record or {}  # what earlier decisions read: it survives a message's removal
     turn = read_marks(messages[turn_start(messages, record) :])
+    fixed = {c["id"] for m in turn if isinstance(m, AIMessage) for c in m.invalid_tool_calls}
+    read = record.get("steps") or {}  # each result id a decision read: its round
     results: dict[tuple[int, str], ToolMessage] = {}  # by (issuing reply, call id): ids recur
     issuer: dict[str, int] = {}  # each call id's latest issuing reply, by its group
     groups: list[list[dict[str, Any]]] = []
-    last = -1
+    last, gone, stand_ins = -1, None, set[int]()  # groups for removed replies, by round
     approvals: list[tuple[str, str, str | None]] = []
     for index, message in enumerate(turn):
-        calls = tool_calls(message)
-        if calls:
+        if calls := tool_calls(message):
             issuer.update((str(call.get("id") or ""), len(groups)) for call in calls)
             groups.append(calls)
-            last = index
-        if isinstance(message, ToolMessage):
-            results.setdefault(
-                (issuer.get(message.tool_call_id, -1), message.tool_call_id), message
-            )
-            artifact = verdict(message).artifact or {}
-            if isinstance(artifact.get("approval"), str):
-                policy = artifact.get("policy")
-                policy = policy if isinstance(policy, str) else None
-                approvals.append((message.tool_call_id, artifact["approval"], policy))
+            last, gone = index, None
+        if not isinstance(message, ToolMessage):
+            continue
+        artifact = verdict(message).artifact or {}
+        if isinstance(artifact.get("approval"), str):
+            policy = artifact.get("policy")
+            policy = policy if isinstance(policy, str) else None
+            approvals.append((message.tool_call_id, artifact["approval"], policy))
+        if message.tool_call_id in fixed:  # create_agent's result for a malformed call: no part
+            continue
+        key = (issuer.get(message.tool_call_id, -1), message.tool_call_id)
+        if record and (key[0] < 0 or (key in results and key[0] in stand_ins)):  # reply gone
+            if (round_ := read.get(str(message.id), -1)) != gone or key in results:
+                stand_ins.add(len(groups))  # a new step: its results were read apart
+                groups.append([])
+                last, gone = index - 1, round_
+            groups[-1].append({"id": key[1], "name": message.name or "", "args": None})
+            issuer[key[1]] = len(groups) - 1
+            key = (len(groups) - 1, key[1])
+        results.setdefault(key, message)
     step = _in_call_order(groups[-1], turn[last + 1 :]) if groups else []
     if any(not verdict(m).plain for m in step):  # the mark's own result is read alone
         mark = {c["id"] for c in groups[-1] if c["name"] == MARK_TOOL}
         step = [m for m in step if m.tool_call_id not in mark]
     valid = [verdict(m) for m in results.values() if verdict(m).artifact is not None]
-    record = record or {}  # a call's outcomes by its id: it survives its reply's removal
     in_place: dict[str, int] = {}
     counts: dict[str, int] = {}  # per call id, over every reply that issued it
     for v in valid:
@@ -251,16 +267,17 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
     transients = {**earlier, **{i: max(n, earlier.get(i, 0)) for i, n in counts.items()}}
     replies = [m.id for m in turn if isinstance(m, AIMessage)]
     known = list(dict.fromkeys([*(record.get("replies") or []), *filter(None, replies)]))
-    fixed = {c["id"] for m in turn if isinstance(m, AIMessage) for c in m.invalid_tool_calls}
-    return Turn(  # a result create_agent wrote for a malformed call is no part
-        parts=_parts(groups, {k: m for k, m in results.items() if k[1] not in fixed}, verdict),
+    rounds = int(record.get("rounds") or 0) + 1 if record else 0  # decisions, this one too
+    return Turn(
+        parts=_parts(groups, results, verdict),
         step=tuple(verdict(m) for m in step),
         transients=sum(transients.values()),
         in_place=sum(in_place.values()),
-        model_calls=len(known) + replies.count(None),
+        model_calls=max(len(known) + replies.count(None), rounds),  # a round: one model call
         approvals=tuple(reversed(approvals)),
-        counted={"replies": known, "transients": {k: n for k, n in transients.items() if n}},
-    )
+        counted={"replies": known, "transients": {k: n for k, n in transients.items() if n},
+                 "rounds": rounds, "steps": {**read, **{m.id: rounds for m in step if m.id}}},
+    )  # fmt: skip
 
 
 def _in_call_order(
@@ -303,7 +320,7 @@ def _parts(
             parts[place : place + 1] = [part]
             if not (part.settled or part.plain):
                 waiting.setdefault(part.name, []).append(place)
-    parts += [
+    parts += [  # without the turn's record, a result whose reply is gone comes last
         Part(k[1], m.name or "", None, m, verdict(m)) for k, m in results.items() if k not in seen
     ]
     return tuple(part for part in parts if not part.plain)
