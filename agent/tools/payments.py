@@ -84,11 +84,19 @@ def db_path() -> Path:
     return Path(os.environ.get(DB_ENV, "").strip() or DEFAULT_DB)
 
 
+_PREPARED: set[Path] = set()
+"""Record files this process has made (folder and table), so a charge opens, not creates."""
+
+
 def _connect(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    prepared = path in _PREPARED and path.exists()  # a file removed since is made again
+    if not prepared:
+        path.parent.mkdir(parents=True, exist_ok=True)
     # Autocommit mode: each transaction below is begun and ended explicitly.
     connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-    connection.execute(_SCHEMA)
+    if not prepared:
+        connection.execute(_SCHEMA)
+        _PREPARED.add(path)
     return connection
 
 
