@@ -70,7 +70,7 @@ from client.context_flags import (
     OUTCOMES,
 )
 from client.dev import dev_url_file, prod_url_file
-from client.scenarios import GRAPHS, MODEL_NODES, SCENARIOS, Scenario
+from client.scenarios import GRAPHS, SCENARIOS, Scenario, model_calls
 
 if TYPE_CHECKING:
     import httpx
@@ -151,8 +151,8 @@ class Observation:
 
     @property
     def model_calls(self) -> int:
-        """Count the model calls: updates from a model node (``agent`` or ``model``)."""
-        return sum(1 for node in self.path if node in MODEL_NODES)
+        """Count the model calls: updates from a model node, less a stop's answer."""
+        return model_calls(self.path, self.values.get("stop_decision"))
 
     @property
     def decision(self) -> dict[str, Any] | None:
@@ -730,8 +730,7 @@ async def check(
 
 
 def _compact(path: Iterable[str]) -> str:
-    short = {"stop_on_artifact.before_model": "stop?"}
-    return ">".join(short.get(node, node) for node in path) or "-"
+    return ">".join(path) or "-"
 
 
 def render(rows: Sequence[CheckRow]) -> str:
@@ -741,8 +740,7 @@ def render(rows: Sequence[CheckRow]) -> str:
         rows: What :func:`check` returned.
 
     Returns:
-        Plain text, one table per graph; ``stop?`` abbreviates
-        ``stop_on_artifact.before_model``.
+        Plain text, one table per graph.
     """
     if not rows:
         return "no scenarios selected\n"

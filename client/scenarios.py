@@ -7,13 +7,30 @@ same scenario gives the same decision in both graphs" is checked the same way ev
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 GRAPHS: tuple[str, ...] = ("legacy", "middleware")
 MODEL_NODES: frozenset[str] = frozenset({"agent", "model"})
+
+
+def model_calls(path: Sequence[str], decision: Mapping[str, Any] | None) -> int:
+    """Count a run's model calls from its node path and its last decision.
+
+    Every ``agent`` or ``model`` node calls the model once, but the ``model`` node that
+    answers a hard stop in ``middleware`` calls none (a ``step_limit`` stop there first
+    called the model and dropped its reply, whose calls had no room to run).
+    """
+    nodes = sum(node in MODEL_NODES for node in path)
+    if "model" in path and decision and "answer_chars" in decision:
+        return nodes - (decision.get("rule") != "step_limit")
+    return nodes
+
+
 """Nodes that call the model, in either graph: count their updates to count model calls."""
-STOP_NODE = "stop_on_artifact.before_model"
+STOP_LAYERS = ("stop_on_artifact.wrap_model_call", "stop_on_artifact.awrap_model_call")
+"""The traced runs that decide a tool step in ``middleware``: the stop's model-call layer."""
 POLICY_NODE = "spend_cap.after_model"
 """The ``middleware`` node after every model call: where an approval request pauses the step."""
 INTERRUPT = "__interrupt__"
@@ -108,14 +125,13 @@ class Scenario:
             return [*path, "finalize" if self.ending == "finalize" else "agent"]
         if graph == "middleware":
             # create_agent runs each tool call of a turn as its own ``tools`` task; a call
-            # a person rejected gets its refusal in the policy node and no task.
-            path = [
-                node for n in calls for node in (STOP_NODE, "model", POLICY_NODE, *["tools"] * n)
-            ]
+            # a person rejected gets its refusal in the policy node and no task. The stop
+            # decides in the model node (no node of its own): a hard stop's answer, or the
+            # model's last reply, comes from the last ``model``.
+            path = [node for n in calls for node in ("model", POLICY_NODE, *["tools"] * n)]
             if self.resume:
-                path.insert(2, INTERRUPT)  # the policy node pauses, then runs again
-            path.append(STOP_NODE)
-            return [*path, "model", POLICY_NODE] if self.ending == "model" else path
+                path.insert(1, INTERRUPT)  # the policy node pauses, then runs again
+            return [*path, "model", POLICY_NODE]
         msg = f"unknown graph {graph!r}; expected one of {GRAPHS}"
         raise ValueError(msg)
 

@@ -5,7 +5,7 @@ otherwise), and nothing here writes message or tool content: metadata holds the
 decision's fields, sanitized artifacts and counts.
 
 - The run that decides a tool step (``tools`` in ``legacy``,
-  ``stop_on_artifact.before_model`` in ``middleware``) gets :data:`STOP_KEYS` and the
+  ``stop_on_artifact.wrap_model_call`` in ``middleware``) gets :data:`STOP_KEYS` and the
   tag ``stop:<rule>`` (:func:`annotate_decision`).
 - Each tool's own run gets ``stop_artifact``, its sanitized artifact (:func:`traced_tool`:
   ``legacy`` binds traced copies of its tools, ``middleware`` swaps them in per call with

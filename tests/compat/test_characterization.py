@@ -9,7 +9,8 @@ Three groups:
 - **Framework pins.** Behaviours of langchain/langgraph the design depends on, checked on
   the framework alone (scripted model, tiny tools, no project code), so an upgrade that
   changes one fails here by name: the ``Command(goto=END)`` that ``create_agent`` ignores,
-  the relay-message pitfall of ``return_direct``, the ``before_model`` jump, one ``tools``
+  the relay-message pitfall of ``return_direct``, a model-call layer that answers in place
+  of the model, one ``tools``
   task per tool call, artifacts kept on ``ToolMessage``, prebuilt ``return_direct``.
 - **The forced-outcome matrix** of ``client.scenarios`` on each graph, and the model-call
   cap against the default recursion limit.
@@ -153,7 +154,7 @@ def test_the_graph_can_run_on_these_versions(graph: str) -> None:
     module = importlib.import_module(f"agent.graphs.{graph}")
     nodes = {
         "legacy": {"agent", "tools", "finalize"},
-        "middleware": {"model", "tools", "stop_on_artifact.before_model"},
+        "middleware": {"model", "tools"},
     }[graph]
     assert nodes <= set(module.graph.nodes), f"{graph} nodes on {versions()}: {module.graph.nodes}"
 
@@ -256,7 +257,7 @@ def test_pin_command_goto_end_from_wrap_tool_call_does_not_end_a_create_agent_ru
     messages = graph.invoke(user())["messages"]
     assert model_calls(messages) == 2, (
         f"On {versions()} a wrap_tool_call returning Command(goto=END) ended the run "
-        "after the tool: create_agent changed; re-check why the stop lives in before_model"
+        "after the tool: create_agent changed; re-check why the stop lives in wrap_model_call"
     )
     assert messages[-1].content == ANSWERED
 
@@ -287,22 +288,21 @@ def test_pin_a_relay_message_hides_the_tool_call_from_the_return_direct_exit(rel
         assert messages[-1].content == PAGE.format(query="q0")
 
 
-def test_pin_before_model_jump_to_end_stops_after_a_tool_step_with_one_model_call() -> None:
+def test_pin_a_model_call_layer_that_answers_in_place_of_the_model_ends_the_turn() -> None:
+    """A wrap_model_call that returns a reply without calling the model: no extra node."""
     require_create_agent()
-    from langchain.agents.middleware import AgentMiddleware, hook_config
+    from langchain.agents.middleware import AgentMiddleware, ModelResponse
 
     class StopOnArtifact(AgentMiddleware):  # type: ignore[type-arg]
-        @hook_config(can_jump_to=["end"])
-        def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-            last = state["messages"][-1]
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            last = request.state["messages"][-1]
             if isinstance(last, ToolMessage) and (last.artifact or {}).get("stop"):
-                return {"jump_to": "end", "messages": [AIMessage(content=last.content)]}
-            return None
+                return ModelResponse(result=[AIMessage(content=last.content)])
+            return handler(request)
 
     graph = agent_with([StopOnArtifact()], [probe], ["probe"])
     path = [node for update in graph.stream(user(), stream_mode="updates") for node in update]
-    hook = "StopOnArtifact.before_model"
-    assert path == [hook, "model", "tools", hook], f"path on {versions()}: {path}"
+    assert path == ["model", "tools", "model"], f"path on {versions()}: {path}"
     messages = graph.invoke(user())["messages"]
     assert model_calls(messages) == 1
     assert messages[-1].content == PAGE.format(query="q0")
@@ -523,9 +523,9 @@ class Observed:
 
     @property
     def model_calls(self) -> int:
-        from client.scenarios import MODEL_NODES
+        from client.scenarios import model_calls
 
-        return sum(node in MODEL_NODES for node in self.path)
+        return model_calls(self.path, self.decision)
 
     @property
     def answer(self) -> BaseMessage:

@@ -12,7 +12,7 @@ from langgraph_sdk.client import LangGraphClient
 from agent.context import Context
 from agent.graphs.legacy import graph as legacy_graph
 from agent.graphs.middleware import graph as middleware_graph
-from client.scenarios import GRAPHS, MODEL_NODES, STOP_NODE, by_name
+from client.scenarios import GRAPHS, MODEL_NODES, by_name
 from tests.support.api import model_messages, tool_steps, user_input
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,12 +116,14 @@ async def test_graphs_show_their_nodes_and_edges(client: LangGraphClient) -> Non
         ("finalize", "__end__", False),
     }
     middleware = drawn["middleware"]
-    assert {"model", "tools", STOP_NODE} <= {n["id"] for n in middleware["nodes"]}
-    assert MODEL_NODES & {n["id"] for n in middleware["nodes"]} == {"model"}
+    nodes = {n["id"] for n in middleware["nodes"]}
+    assert {"model", "tools"} <= nodes
+    assert not any(n.startswith("stop_on_artifact") for n in nodes)  # it decides in "model"
+    assert MODEL_NODES & nodes == {"model"}
     assert {
-        ("tools", STOP_NODE, True),
-        (STOP_NODE, "__end__", True),  # the hook's jump on a hard stop
-        (STOP_NODE, "model", True),
+        ("__start__", "model", False),
+        ("tools", "model", True),  # back to the model, where the stop decides
+        ("spend_cap.after_model", "__end__", True),  # a reply without calls, a stop's too
     } <= _edges(middleware)
 
 

@@ -18,7 +18,7 @@ from langgraph_sdk.schema import Command as ApiCommand
 from langgraph_sdk.schema import StreamMode
 from pydantic import TypeAdapter
 
-from client.scenarios import INTERRUPT, MODEL_NODES, Scenario
+from client.scenarios import INTERRUPT, Scenario, model_calls
 from tests.support.api import (
     answer_ids,
     api_tool_record,
@@ -143,7 +143,7 @@ async def check_resumed(client: LangGraphClient, approval: Approval, way: Way) -
     assert_answer(scenario, turn)
     if way == "stream":
         assert approval.path == scenario.path(graph)
-        assert sum(node in MODEL_NODES for node in approval.path) == scenario.model_calls
+        assert model_calls(approval.path, decision) == scenario.model_calls
         assert approval.events[-1] == decision
     reference = await run(build(graph), scenario.query, scenario.context, resume=scenario.resume)
     expected = [tool_record(m) for m in reference.messages if m.type == "tool"]

@@ -16,7 +16,7 @@ from stop_on_artifact.messages import turn_start
 from agent.graphs.legacy import build_legacy
 from agent.graphs.middleware import build_middleware
 from agent.tools import TOOLS
-from client.scenarios import MODEL_NODES
+from client.scenarios import model_calls
 
 
 @dataclass
@@ -30,7 +30,7 @@ class Observed:
 
     @property
     def model_calls(self) -> int:
-        return sum(1 for node in self.path if node in MODEL_NODES)
+        return model_calls(self.path, self.decision)
 
     @property
     def messages(self) -> list[BaseMessage]:

@@ -16,13 +16,13 @@ from agent.tools import TOOLS
 from agent.tracing.client import trace_client
 from agent.tracing.metadata import STOP_KEYS, TAG_PREFIX, TOTAL_KEYS
 from agent.tracing.redaction import RedactionMode
-from client.scenarios import GRAPHS, STOP_NODE
+from client.scenarios import GRAPHS, STOP_LAYERS
 from tests.support.extra_tools import artifact_tool, plain, raiser
 from tests.support.graph_runs import Observed, build, run
 from tests.support.langsmith_collector import LangSmithCollector
 
-DECIDING_NODE = {"legacy": "tools", "middleware": STOP_NODE}
-"""The node whose run decides a tool step, per graph."""
+DECIDING_NODE = {"legacy": ("tools",), "middleware": STOP_LAYERS}
+"""The run that decides a tool step, per graph (a node, or the stop's model-call layer)."""
 
 NOT_RECORDED = "<no stop_artifact>"
 """A tool run that raised records no artifact."""
@@ -56,7 +56,7 @@ def observed_trace(
         key=lambda r: str(r.get("dotted_order")),
     )
     deciding = [
-        r for r in trace if r.get("name") == DECIDING_NODE[graph] and "stop_rule" in metadata(r)
+        r for r in trace if r.get("name") in DECIDING_NODE[graph] and "stop_rule" in metadata(r)
     ]
     return {
         "deciding": [{k: metadata(r)[k] for k in STOP_KEYS} for r in deciding],
@@ -91,7 +91,7 @@ def stop_keys_nowhere_else(runs: Mapping[str, Mapping[str, Any]], root_id: str, 
         if run_.get("trace_id") != root_id or run_["id"] == root_id:
             continue
         if "stop_rule" in metadata(run_):
-            assert run_["name"] == DECIDING_NODE[graph], run_["name"]
+            assert run_["name"] in DECIDING_NODE[graph], run_["name"]
 
 
 def root_of(collector: LangSmithCollector, name: str, thread_id: str) -> dict[str, Any]:

@@ -77,7 +77,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
-from stop_on_artifact import MiddlewareOrderError, StopOnArtifactMiddleware, completed, transient
+from stop_on_artifact import StopOnArtifactMiddleware, completed, transient
 from stop_on_artifact.messages import message_text
 from stop_on_artifact.testing import (
     ANSWERED,
@@ -669,13 +669,13 @@ def test_pii_is_handled_in_the_answer(where: Where, strategy: Strategy, mode: Mo
 def test_output_redaction_reads_model_output_and_tool_results_redaction_covers_a_stop(
     strategy: Strategy, mode: Mode
 ) -> None:
-    # A hard stop answers with the tool's content, which no model wrote: apply_to_output
-    # (PII's after_model) never reads it, as it never reads a return_direct tool's. The
-    # README says so: apply_to_tool_results is what redacts what a stop answers with.
+    # A hard stop answers from the model node in place of a reply: apply_to_output (PII's
+    # after_model) reads it as the model's reply (the README says so), as does
+    # apply_to_tool_results, which redacts the tool's content before the stop reads it.
     model = ScriptedChatModel(script=Booker())
     alone = agent_with([pii("output", strategy)], [Desk().tool()], model)
     result = run(alone, user(f"a table for two, mail {EMAIL}"), mode)
-    assert answer_of(result) == booked(f"a table for two, mail {EMAIL}")
+    assert answer_of(result) == booked(f"a table for two, mail {SHOWN[strategy]}")
     both = PIIMiddleware(
         "email", strategy=strategy, apply_to_output=True, apply_to_tool_results=True
     )
@@ -698,14 +698,16 @@ def test_output_redaction_reads_model_output_and_tool_results_redaction_covers_a
     ],
     ids=["pii_tool_results", "pii_output", "model_call_limit", "summarization"],
 )
-def test_a_before_model_hook_after_the_stop_is_refused_at_the_first_run(
+def test_a_before_model_hook_listed_after_the_stop_runs_before_its_decision(
     other: Any, mode: Mode
 ) -> None:
+    # The stop decides in the model call's layer, after every before_model node: any order.
     desk = Desk()
     agent = agent_with([other()], [desk.tool()], ScriptedChatModel(script=Booker()), "first")
-    with pytest.raises(MiddlewareOrderError, match=r"\.before_model runs after .*last"):
-        run(agent, user(f"a table for two, mail {EMAIL}"), mode)
-    assert desk.calls == []  # nothing ran: the first model call was refused
+    result = run(agent, user("a table for two"), mode)
+    assert desk.calls == ["a table for two"]
+    assert result["stop_decision"]["action"] == "stop", result["stop_decision"]
+    assert_model_calls(result, 1)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -173,7 +173,7 @@ async def test_a_tools_structured_answer_spends_no_call(strategy: str, mode: str
 async def test_the_step_limit_leaves_the_schemas_answer(strategy: str, mode: str) -> None:
     model = Counted(answer_in_schema(Answer, TEXT, call_then_answer("search")))
     built = agent(strategy, [forced_tool("search", "transient")], model, max_retries=50)
-    result = await invoke(built, user("refunds"), mode, {"recursion_limit": 12})
+    result = await invoke(built, user("refunds"), mode, {"recursion_limit": 10})
     assert_stopped(result, "step_limit")
     assert_structured(result, Answer(**TEXT))
     assert model.offered[-1] == schema_only(strategy)

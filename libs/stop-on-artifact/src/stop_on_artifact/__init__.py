@@ -29,13 +29,13 @@ from stop_on_artifact._router import StopRouter
 from stop_on_artifact._settings import ParallelPolicy, StopMode, StopSettings
 
 if TYPE_CHECKING:
-    from stop_on_artifact._middleware import MiddlewareOrderError, StopOnArtifactMiddleware
+    from stop_on_artifact._middleware import StopOnArtifactMiddleware
     from stop_on_artifact._policy_middleware import PolicyMiddleware
 
 __version__ = "0.6.0"
 
 __all__ = [
-    "MARK_ARGUMENT", "MiddlewareOrderError", "ApprovalUsedError", "Block", "InvalidArtifactError",
+    "MARK_ARGUMENT", "ApprovalUsedError", "Block", "InvalidArtifactError",
     "InjectedIdempotencyKey", "MCPErrorResult", "ParallelPolicy", "PolicyGate",
     "PolicyMiddleware", "Reason", "StateSchemaError", "StopDecision", "StopMode",
     "StopOnArtifactMiddleware", "StopRouter", "StopSettings", "StopState", "ToolPolicy", "adopt",
@@ -51,7 +51,6 @@ if not TYPE_CHECKING:  # a module __getattr__ would make a type checker accept a
         """Import the middleware on first use: it needs the `[langchain]` extra."""
         module = {
             "StopOnArtifactMiddleware": "middleware",
-            "MiddlewareOrderError": "middleware",
             "PolicyMiddleware": "policy_middleware",
         }
         if name in module:

@@ -147,7 +147,7 @@ class StopCore:
         if context is None:
             context, _ = _run_context()
         settings = self.settings_for(context)
-        left, (round_, end) = _steps_left(), self.steps()
+        left, (round_, end) = steps_left(), self.steps()
         if left is not None and left < (need := round_ + end + self.start_nodes()):
             logger.warning(
                 "The run's recursion_limit leaves %d steps at this turn's start; one model round "
@@ -179,9 +179,18 @@ class StopCore:
         return recorded_settings(state, type(self).__name__, current, run)
 
     def decide_step(
-        self, state: Mapping[str, Any], new: Sequence[BaseMessage], settings: StopSettings
+        self,
+        state: Mapping[str, Any],
+        new: Sequence[BaseMessage],
+        settings: StopSettings,
+        *,
+        room: bool | None = None,
+        turn: Turn | None = None,
     ) -> tuple[dict[str, Any], str | list[str | dict[str, Any]] | None]:
         """Decide, stream and hook the step `new` ends.
+
+        `room` says whether the step limit leaves room for another round (None: count it
+        here); `turn` is the turn already scanned from the same state.
 
         Returns:
             The decision and the record's counts as a state update, and a hard stop's answer
@@ -189,11 +198,13 @@ class StopCore:
         """
         messages = [*(state.get("messages") or []), *new]
         record = state.get(TURN_KEY) or {}
-        turn = scan_turn(messages, record)
+        turn = turn or scan_turn(messages, record)
         if settings.stop_mode == "polish" and turn.model_calls >= settings.max_model_calls:
             settings = settings.model_copy(update={"stop_mode": "hard"})  # no call left to polish
-        left, (round_, end) = _steps_left(), self.steps(state)
-        decision = decide_turn(turn, settings, left is None or left > round_ + end)
+        if room is None:
+            left, (round_, end) = steps_left(), self.steps(state)
+            room = left is None or left > round_ + end
+        decision = decide_turn(turn, settings, room)
         if decision["rule"] == "step_limit":
             logger.warning("The run's recursion_limit ended the turn (rule 'step_limit') before "
                 "max_model_calls=%d: raise recursion_limit or lower max_model_calls",
@@ -318,7 +329,7 @@ def _execution() -> tuple[str, str]:
     return (info.checkpoint_id, info.task_id) if info is not None else ("", "")
 
 
-def _steps_left() -> int | None:
+def steps_left() -> int | None:
     """Return the steps the run's `recursion_limit` leaves after this one; None outside."""
     try:
         scratchpad = get_config()["configurable"]["__pregel_scratchpad"]

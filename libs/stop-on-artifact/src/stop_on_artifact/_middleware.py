@@ -16,7 +16,6 @@ try:
         ModelCallResult,
         ModelRequest,
         ModelResponse,
-        hook_config,
     )
     from langchain.agents.middleware.types import ContextT, PrivateStateAttr, ResponseT
 except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
@@ -29,18 +28,16 @@ except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import TypeAdapter, ValidationError
 
 from stop_on_artifact._artifact import STOPPING_REASONS, STRUCTURED_FIELD, Reason, build, contract
-from stop_on_artifact._core import StopCore
-from stop_on_artifact._decision import StopDecision, logger
+from stop_on_artifact._core import StopCore, steps_left
+from stop_on_artifact._decision import StopDecision, decide_turn, logger
 from stop_on_artifact._record import TURN_KEY, Decision, TurnRecord, opens_turn, starts_turn
-from stop_on_artifact.messages import require_messages
+from stop_on_artifact.messages import require_messages, scan_turn, tool_calls
 
 ToolResult = ToolMessage | Command[Any]
-NODE = "stop_on_artifact.before_model"
 _HOOKS = ("before_model", "after_model", "after_agent")
 _Calls = Generator["ModelRequest[Any] | None", "ModelResponse[Any] | None", Any]
 
@@ -52,32 +49,19 @@ class StopOnArtifactState(AgentState[ResponseT]):
     stop_turn: NotRequired[Annotated[TurnRecord | None, PrivateStateAttr]]
 
 
-class MiddlewareOrderError(RuntimeError):
-    """Another middleware's `before_model` hook runs after the stop's: it would not see a stop.
-
-    Example:
-        Raised at the turn's first model call when the order is wrong:
-
-            >>> from stop_on_artifact import MiddlewareOrderError
-            >>> issubclass(MiddlewareOrderError, RuntimeError)
-            True
-    """
-
-
 class StopOnArtifactMiddleware(
     StopCore, AgentMiddleware[StopOnArtifactState[ResponseT], ContextT, ResponseT]
 ):
     """Stop after a tool step when [stop_on_artifact.decide][stop_on_artifact.decide] says so.
 
-    `before_model` decides after each tool step, records `stop_decision` (checkpointed),
-    streams it and, on a hard stop, jumps to the end with the settled tools' content. Under
-    `polish` one more model call runs, with no tools. It takes
-    [StopRouter][stop_on_artifact.StopRouter]'s arguments, and `on_model_call`.
-
-    It goes last among the middleware with a `before_model` hook (a hook after it would never
-    see a stopped step): else the turn's first model call raises
-    [MiddlewareOrderError][stop_on_artifact.MiddlewareOrderError]. `wrap_tool_call` is on the
-    instance's class only when a setting uses it.
+    The decision is made in the model call's layer (`wrap_model_call`), after every other
+    middleware's `before_model` hook: it records `stop_decision` (checkpointed), streams it and,
+    on a hard stop, answers with the settled tools' content instead of calling the model, so
+    the loop ends as a model reply without tool calls would. Under `polish` the model is
+    called once more, with no tools. The graph gets no node of its own: a run takes the steps
+    stock `create_agent` takes. It takes [StopRouter][stop_on_artifact.StopRouter]'s
+    arguments, and `on_model_call`; `wrap_tool_call` is on the instance's class only when a
+    setting uses it.
 
     Args:
         **arguments: [StopRouter][stop_on_artifact.StopRouter]'s arguments, with `on_model_call`
@@ -111,57 +95,22 @@ class StopOnArtifactMiddleware(
     @property
     @override
     def name(self) -> str:
-        """Node-name prefix: the hook's node is `stop_on_artifact.before_model`."""
+        """The middleware's name in `create_agent` (one per agent)."""
         return "stop_on_artifact"
-
-    @hook_config(can_jump_to=["end"])
-    @override
-    def before_model(
-        self, state: StopOnArtifactState[ResponseT], runtime: Runtime[ContextT]
-    ) -> dict[str, Any] | None:
-        """Decide about the tool step that just ran, if any."""
-        messages = state.get("messages", [])
-        require_messages(messages)
-        record = state.get(TURN_KEY)
-        if starts_turn(messages, record) or opens_turn(messages, record):  # on any message
-            if later := _hooks_after(NODE):
-                msg = (
-                    f"{', '.join(later)} runs after {NODE} and would never see a hard stop's "
-                    "step: put StopOnArtifactMiddleware last in create_agent's middleware="
-                )
-                raise MiddlewareOrderError(msg)
-            return self.turn_update(messages, runtime.context, begins=True)
-        settings, schema = self.turn_settings(state), _schema(state)
-        if schema:  # a declared schema's call is one of max_model_calls
-            if self.polishing(state):
-                return None  # the strategy retries the structured call: the stop stands
-            settings = settings.model_copy(update={"max_model_calls": settings.max_model_calls - 1})
-        update, answer = self.decide_step(state, [], settings)
-        if answer is not None and not schema:
-            return {**update, "jump_to": "end", "messages": [AIMessage(content=answer)]}
-        return update  # with a response_format, the model node answers in its schema
-
-    @hook_config(can_jump_to=["end"])
-    @override
-    async def abefore_model(
-        self, state: StopOnArtifactState[ResponseT], runtime: Runtime[ContextT]
-    ) -> dict[str, Any] | None:
-        """Async twin of `before_model`."""
-        return self.before_model(state, runtime)
 
     @override
     def start_nodes(self) -> int:
-        """The stop's `before_model` node begins a turn."""
+        """The turn's first model call is where a stop would answer: one more node."""
         return 1
 
     @override
     def steps(self, state: Mapping[str, Any] | None = None) -> tuple[int, int]:
-        """Count this graph's nodes: a round's, and an end's (the structured call included)."""
+        """Count this graph's nodes: a round's, and those after the model call that answers."""
         nodes = _nodes()
         if not nodes:
             return super().steps(state)
         before, after, end = (sum(n.endswith(f".{h}") for n in nodes) for h in _HOOKS)
-        return before + after + 2, end + (after + 1 if state and _schema(state) else 0)
+        return before + after + 2, after + end
 
     @override
     def spends_call(self, state: Mapping[str, Any], decision: StopDecision) -> bool:
@@ -171,42 +120,82 @@ class StopOnArtifactMiddleware(
     def _calls(self, request: ModelRequest[Any]) -> _Calls:
         """Yield each request to send (None: no model call); return what makes the response.
 
+        At a turn's start the turn is recorded; after a tool step the step is decided here,
+        before the model is called: a hard stop answers without it, a polish call is sent
+        without tools, and a continue sends the request (when the step limit leaves no room
+        for another round, a reply that calls tools ends the turn on `step_limit` instead).
+        """
+        state = request.state
+        messages = state.get("messages") or []
+        require_messages(messages)
+
+        def sent(response: ModelResponse[Any] | None, decision: Any) -> ModelResponse[Any]:
+            assert response is not None  # a request was sent
+            if self.on_model_call is not None:
+                self.on_model_call([*messages, *response.result], decision)
+            return response
+
+        record = cast("TurnRecord | None", state.get(TURN_KEY))
+        if starts_turn(messages, record) or opens_turn(messages, record):
+            update = self.turn_update(messages, begins=True)  # its first model call: a schema?
+            update[TURN_KEY]["schema"] = request.response_format is not None
+            return ExtendedModelResponse(sent((yield request), None), Command(update=update))
+        decision = cast("StopDecision | None", state.get("stop_decision"))
+        settings, schema = self.turn_settings(state), _schema(state)
+        if schema and decision is not None and self.polishing(state):  # the strategy retries
+            return (yield from self._stopped(request, decision, sent))
+        if schema:  # a declared schema's call is one of max_model_calls
+            settings = settings.model_copy(update={"max_model_calls": settings.max_model_calls - 1})
+        turn, response, room = scan_turn(messages, record), None, True
+        left, (round_, end) = steps_left(), self.steps(state)
+        if left is not None and left <= round_ + end:  # no room for a round: ask, then see
+            if decide_turn(turn, settings)["action"] == "continue":
+                response = sent((yield request), decision)
+                room = not any(tool_calls(m) for m in response.result)
+        update, answer = self.decide_step(state, [], settings, room=room, turn=turn)
+        decision = update["stop_decision"]
+        if decision["action"] == "continue":
+            response = response or sent((yield request), decision)
+            return ExtendedModelResponse(response, Command(update=update))
+        if answer is not None and not schema:
+            result = ModelResponse(result=[AIMessage(content=answer)])
+            return ExtendedModelResponse(result, Command(update={**update, **_uncounted(state)}))
+        done = yield from self._stopped(request, decision, sent, answer)
+        if isinstance(done, ExtendedModelResponse):  # its own decision (a missing schema) wins
+            command = done.command or Command()
+            merged = {**update, **cast("dict[str, Any]", command.update or {})}
+            return ExtendedModelResponse(done.model_response, Command(update=merged))
+        return ExtendedModelResponse(cast("ModelResponse[Any]", done), Command(update=update))
+
+    def _stopped(
+        self,
+        request: ModelRequest[Any],
+        decision: StopDecision,
+        sent: Callable[[ModelResponse[Any] | None, Any], ModelResponse[Any]],
+        answer: str | list[str | dict[str, Any]] | None = None,
+    ) -> _Calls:
+        """Answer a stop: the polish call, or a hard stop's answer in the declared schema.
+
         A hard stop with a declared schema sends one call offered only the schema (none when
         the tool's artifact answered it, or when `max_model_calls=1` leaves none); the polish
         call with a schema is prose, then the structured call.
         """
-        state = request.state
-        decision = cast("StopDecision | None", state.get("stop_decision"))
-
-        def record(response: ModelResponse[Any] | None) -> ModelResponse[Any]:
-            assert response is not None  # a request was sent
-            if self.on_model_call is not None:
-                self.on_model_call([*state["messages"], *response.result], decision)
-            return response
-
-        if not self.polishing(state) or decision is None:
-            response = record((yield request))
-            turn = cast("TurnRecord | None", state.get(TURN_KEY))
-            if turn is None or "schema" in turn:
-                return response
-            declared = {**turn, "schema": request.response_format is not None}  # turn's 1st call
-            return ExtendedModelResponse(response, Command(update={TURN_KEY: declared}))
-        schema, settings = request.response_format, self.turn_settings(state)
+        state, schema = request.state, request.response_format
+        messages = state["messages"]
         if "answer_chars" not in decision:  # the one polish call (prose), then the schema
-            prose = record((yield request.override(tools=[], response_format=None)))
+            prose = sent((yield request.override(tools=[], response_format=None)), decision)
             if schema is None:
                 return prose
             asked: list[Any] = [*request.messages, *prose.result]
-            shaped = record((yield request.override(tools=[], messages=asked)))
+            shaped = sent((yield request.override(tools=[], messages=asked)), decision)
             return _structured(decision, prose.result, shaped)
-        answer = AIMessage(content=self.answer(decision, state["messages"]))
-        if (payload := _payload(decision, state["messages"])) is None:
-            if settings.max_model_calls == 1:  # the cap leaves no call for the schema
-                return _structured(decision, [answer], None)
-            asked = [*request.messages, answer]
-            return _structured(
-                decision, [answer], record((yield request.override(tools=[], messages=asked)))
-            )
+        reply = AIMessage(content=answer if answer is not None else self.answer(decision, messages))
+        if (payload := _payload(decision, messages)) is None:
+            if self.turn_settings(state).max_model_calls == 1:  # no call left for the schema
+                return _structured(decision, [reply], None)
+            asked = [*request.messages, reply]
+            shaped = sent((yield request.override(tools=[], messages=asked)), decision)
+            return _structured(decision, [reply], shaped)
         shape: Any = getattr(schema, "schema", schema)
         try:
             value = (
@@ -221,10 +210,10 @@ class StopOnArtifactMiddleware(
             again = {k: v for k, v in decision.items() if k != "saved"}
             again.update(action="continue", rule="invalid_artifact", answer_from=[], unsettled=[])
             return ExtendedModelResponse(
-                model_response=record((yield request)),
+                model_response=sent((yield request), again),
                 command=Command(update={"stop_decision": again}),
             )
-        return ModelResponse(result=[answer], structured_response=value)
+        return ModelResponse(result=[reply], structured_response=value)
 
     @override
     def wrap_model_call(
@@ -350,6 +339,17 @@ def _payload(decision: StopDecision, messages: Sequence[BaseMessage]) -> Any:
     return None
 
 
+def _uncounted(state: Mapping[str, Any]) -> dict[str, int]:
+    """Return what keeps `ModelCallLimitMiddleware` from counting a stop's answer as a call.
+
+    Its `after_model` hook counts every reply of the model node; a hard stop's is no call.
+    """
+    if "ModelCallLimitMiddleware.after_model" not in _nodes():
+        return {}
+    keys = ("thread_model_call_count", "run_model_call_count")
+    return {key: int(state.get(key) or 0) - 1 for key in keys}
+
+
 def _nodes() -> list[str]:
     """Return the running graph's node names in order (its `branch:to:<node>` channels)."""
     try:
@@ -357,9 +357,3 @@ def _nodes() -> list[str]:
     except (RuntimeError, KeyError, AttributeError, IndexError, TypeError):
         return []
     return [channel[10:] for channel in channels if channel.startswith("branch:to:")]
-
-
-def _hooks_after(node: str) -> list[str]:
-    """Return the `before_model` hooks that run after `node` in this create_agent graph."""
-    hooks = [name for name in _nodes() if name.endswith(".before_model")]
-    return hooks[hooks.index(node) + 1 :] if node in hooks else []
