@@ -49,12 +49,8 @@ if not TYPE_CHECKING:  # a module __getattr__ would make a type checker accept a
 
     def __getattr__(name: str) -> Any:
         """Import the middleware on first use: it needs the `[langchain]` extra."""
-        module = {
-            "StopOnArtifactMiddleware": "middleware",
-            "MiddlewareOrderError": "middleware",
-            "PolicyMiddleware": "policy_middleware",
-        }
-        if name in module:
-            return getattr(import_module(f"stop_on_artifact._{module[name]}"), name)
+        if name in ("StopOnArtifactMiddleware", "MiddlewareOrderError", "PolicyMiddleware"):
+            module = "_policy_middleware" if name == "PolicyMiddleware" else "_middleware"
+            return getattr(import_module(f"stop_on_artifact.{module}"), name)
         msg = f"module {__name__!r} has no attribute {name!r}"
         raise AttributeError(msg)

@@ -56,9 +56,5 @@ def estimate_saving(
     step = [m for m in messages[last:] if isinstance(m, ToolMessage)]
     settled = [m for m in step if m.tool_call_id not in retried] or step
     result = count_tokens_approximately(settled) // max(len(settled), 1)
-    answer_read = read + reissued + result * len(calls)
-    return {
-        "model_calls": 2,
-        "input_tokens": read + answer_read,
-        "output_tokens": reissued + written,
-    }
+    second = read + reissued + result * len(calls)  # the answering call reads the round too
+    return {"model_calls": 2, "input_tokens": read + second, "output_tokens": reissued + written}
