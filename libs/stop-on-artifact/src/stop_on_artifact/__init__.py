@@ -36,11 +36,10 @@ __version__ = "0.6.0"
 
 __all__ = [
     "MARK_ARGUMENT", "MiddlewareOrderError", "ApprovalUsedError", "Block", "InvalidArtifactError",
-    "InjectedIdempotencyKey", "MCPErrorResult", "ParallelPolicy", "PolicyGate",
-    "PolicyMiddleware", "Reason", "StateSchemaError", "StopDecision", "StopMode",
-    "StopOnArtifactMiddleware", "StopRouter", "StopSettings", "StopState", "ToolPolicy", "adopt",
-    "completed", "current_attempt", "decide", "fatal", "final_text", "idempotency_key",
-    "is_hard_stop",
+    "InjectedIdempotencyKey", "MCPErrorResult", "ParallelPolicy", "PolicyGate", "PolicyMiddleware",
+    "Reason", "StateSchemaError", "StopDecision", "StopMode", "StopOnArtifactMiddleware",
+    "StopRouter", "StopSettings", "StopState", "ToolPolicy", "adopt", "completed",
+    "current_attempt", "decide", "fatal", "final_text", "idempotency_key", "is_hard_stop",
     "mark_tool", "parse_artifact", "policy_block", "resume_problem", "tool_policy", "transient",
 ]  # fmt: skip
 

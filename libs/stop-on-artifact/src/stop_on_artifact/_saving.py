@@ -37,10 +37,8 @@ def estimate_saving(
         answer: The stop's answer.
         retried: The ids of the calls a loop without the stop would retry first.
     """
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if isinstance(message, AIMessage) and message.usage_metadata is not None:
-            usage = message.usage_metadata
+    for index, message in reversed(list(enumerate(messages))):
+        if isinstance(message, AIMessage) and (usage := message.usage_metadata) is not None:
             after = count_tokens_approximately(messages[index + 1 :])
             read = usage["input_tokens"] + usage["output_tokens"] + after
             break
