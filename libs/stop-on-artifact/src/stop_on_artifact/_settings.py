@@ -129,10 +129,8 @@ class StopSettings(BaseModel):
             )
             raise TypeError(msg)
         overrides = {k: v for k, v in given_settings(context).items() if v is not None}
-        if not overrides:
-            return self
         own = {name: getattr(self, name) for name in StopSettings.model_fields}
-        return StopSettings.model_validate({**own, **overrides})
+        return StopSettings.model_validate({**own, **overrides}) if overrides else self
 
 
 def given_settings(context: object) -> dict[str, Any]:
