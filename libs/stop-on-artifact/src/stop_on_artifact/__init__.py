@@ -36,11 +36,10 @@ __version__ = "0.6.0"
 
 __all__ = [
     "MARK_ARGUMENT", "ApprovalUsedError", "Block", "InvalidArtifactError",
-    "InjectedIdempotencyKey", "MCPErrorResult", "ParallelPolicy", "PolicyGate",
-    "PolicyMiddleware", "Reason", "StateSchemaError", "StopDecision", "StopMode",
-    "StopOnArtifactMiddleware", "StopRouter", "StopSettings", "StopState", "ToolPolicy", "adopt",
-    "completed", "current_attempt", "decide", "fatal", "final_text", "idempotency_key",
-    "is_hard_stop",
+    "InjectedIdempotencyKey", "MCPErrorResult", "ParallelPolicy", "PolicyGate", "PolicyMiddleware",
+    "Reason", "StateSchemaError", "StopDecision", "StopMode", "StopOnArtifactMiddleware",
+    "StopRouter", "StopSettings", "StopState", "ToolPolicy", "adopt", "completed",
+    "current_attempt", "decide", "fatal", "final_text", "idempotency_key", "is_hard_stop",
     "mark_tool", "parse_artifact", "policy_block", "resume_problem", "tool_policy", "transient",
 ]  # fmt: skip
 
@@ -49,11 +48,8 @@ if not TYPE_CHECKING:  # a module __getattr__ would make a type checker accept a
 
     def __getattr__(name: str) -> Any:
         """Import the middleware on first use: it needs the `[langchain]` extra."""
-        module = {
-            "StopOnArtifactMiddleware": "middleware",
-            "PolicyMiddleware": "policy_middleware",
-        }
-        if name in module:
-            return getattr(import_module(f"stop_on_artifact._{module[name]}"), name)
+        if name in ("StopOnArtifactMiddleware", "PolicyMiddleware"):
+            module = "_policy_middleware" if name == "PolicyMiddleware" else "_middleware"
+            return getattr(import_module(f"stop_on_artifact.{module}"), name)
         msg = f"module {__name__!r} has no attribute {name!r}"
         raise AttributeError(msg)

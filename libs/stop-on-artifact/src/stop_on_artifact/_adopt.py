@@ -204,9 +204,8 @@ def adopt(
     if stops not in (True, False, "when_marked"):
         raise ValueError("stops must be True, False or 'when_marked'")
     if mark not in ("argument", "shared") or (mark == "shared" and stops != "when_marked"):
-        raise ValueError(
-            "mark must be 'argument' or 'shared', and 'shared' needs stops='when_marked'"
-        )
+        msg = "mark must be 'argument' or 'shared', and 'shared' needs stops='when_marked'"
+        raise ValueError(msg)
     wrapped = tool if isinstance(tool, BaseTool) else as_tool(tool)
     mcp = _is_mcp(wrapped)
     if wrapped.response_format == "content_and_artifact" and not mcp:

@@ -63,11 +63,7 @@ def _fail(message: str) -> NoReturn:
 
 
 def _field_problem(key: object, value: object, library: Collection[str] = ()) -> str | None:
-    """Name what is wrong with one optional field: one rule for the builders and the parser.
-
-    A key is named when it is a short identifier, else by its length: a tool's output never
-    reaches an error or a log unbounded.
-    """
+    """Name what is wrong with one optional field (a long or odd key by its length only)."""
     if not isinstance(key, str):
         return f"artifact keys must be strings, got {type(key).__name__}"
     name = repr(key) if key.isidentifier() and len(key) <= 40 else f"of {len(key)} chars"
@@ -168,14 +164,6 @@ def policy_block(**fields: str | int | float | bool | None) -> dict[str, Any]:
     return build("policy_block", fields)
 
 
-def with_fields(artifact: dict[str, Any], **fields: Any) -> dict[str, Any]:
-    """Return `artifact` with `fields` added where the contract is (an MCP tool's: inside)."""
-    inner = contract(artifact)
-    if inner is not artifact and isinstance(inner, dict):
-        return {MCP_FIELD: {**inner, **fields}}
-    return {**artifact, **fields}
-
-
 def library_fields(message: ToolMessage) -> list[str]:
     """Return the `LIBRARY_FIELDS` the library added to `message`'s artifact."""
     named = (message.response_metadata or {}).get(MARK)
@@ -183,10 +171,14 @@ def library_fields(message: ToolMessage) -> list[str]:
 
 
 def with_library_fields(message: ToolMessage, **fields: Any) -> ToolMessage:
-    """Return `message` with `fields` in its artifact, the library's named as such."""
+    """Return `message` with `fields` where its artifact's contract is, the library's named."""
     named = sorted({*library_fields(message), *(k for k in fields if k in LIBRARY_FIELDS)})
     metadata = {**(message.response_metadata or {}), MARK: named}
-    artifact = with_fields(message.artifact or {}, **fields)
+    artifact = message.artifact or {}
+    if (inner := contract(artifact)) is not artifact and isinstance(inner, dict):
+        artifact = {MCP_FIELD: {**inner, **fields}}
+    else:
+        artifact = {**artifact, **fields}
     return message.model_copy(update={"artifact": artifact, "response_metadata": metadata})
 
 
@@ -216,9 +208,8 @@ def contract(artifact: object) -> object:
         return artifact
     if dataclasses.is_dataclass(artifact) and not isinstance(artifact, type):
         return {f.name: getattr(artifact, f.name) for f in dataclasses.fields(artifact)}
-    if callable(dump := getattr(artifact, "model_dump", None)) and isinstance(
-        fields := dump(), dict
-    ):
+    dump = getattr(artifact, "model_dump", None)
+    if callable(dump) and isinstance(fields := dump(), dict):
         return fields
     if (kind := type(artifact).__name__) not in _TOLD:  # once per type: a turn reads it often
         _TOLD.add(kind)

@@ -93,12 +93,9 @@ class PolicyMiddleware(AgentMiddleware[PolicyState[ResponseT], ContextT, Respons
     def _recorded(
         self, request: ModelRequest[ContextT], response: ModelResponse[ResponseT]
     ) -> ExtendedModelResponse[ResponseT]:
-        reply = next((m for m in response.result if isinstance(m, AIMessage)), None)
-        calls = reply.tool_calls if reply is not None else []
-        verdict = screen(
-            calls, self.gate.policies, request.runtime.context, request.state["messages"]
-        )
-        command: Command[Any] = Command(update={self.gate.verdict_key: verdict})
+        reply = next((m for m in response.result if isinstance(m, AIMessage)), AIMessage(""))
+        update = self.gate.record(reply, request.state["messages"], request.runtime.context)
+        command: Command[Any] = Command(update=update)
         return ExtendedModelResponse(model_response=response, command=command)
 
     def wrap_model_call(

@@ -37,10 +37,8 @@ def estimate_saving(
         answer: The stop's answer.
         retried: The ids of the calls a loop without the stop would retry first.
     """
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if isinstance(message, AIMessage) and message.usage_metadata is not None:
-            usage = message.usage_metadata
+    for index, message in reversed(list(enumerate(messages))):
+        if isinstance(message, AIMessage) and (usage := message.usage_metadata) is not None:
             after = count_tokens_approximately(messages[index + 1 :])
             read = usage["input_tokens"] + usage["output_tokens"] + after
             break
@@ -56,9 +54,5 @@ def estimate_saving(
     step = [m for m in messages[last:] if isinstance(m, ToolMessage)]
     settled = [m for m in step if m.tool_call_id not in retried] or step
     result = count_tokens_approximately(settled) // max(len(settled), 1)
-    answer_read = read + reissued + result * len(calls)
-    return {
-        "model_calls": 2,
-        "input_tokens": read + answer_read,
-        "output_tokens": reissued + written,
-    }
+    second = read + reissued + result * len(calls)  # the answering call reads the round too
+    return {"model_calls": 2, "input_tokens": read + second, "output_tokens": reissued + written}

@@ -120,22 +120,17 @@ class StopSettings(BaseModel):
             TypeError: If the context is another object (a dataclass, say) with an attribute
                 named like a setting: its defaults cannot be told from a choice.
         """
-        given = given_settings(context)
-        if not given and context is not None and not isinstance(context, BaseModel | Mapping):
-            for name in StopSettings.model_fields:
-                if hasattr(context, name):
-                    kind = "a dataclass field" if is_dataclass(context) else "an attribute"
-                    msg = (
-                        f"context field {name} is {kind}: the library cannot tell its default "
-                        "from a choice; pass settings_from_context= to StopRouter or "
-                        "StopOnArtifactMiddleware, or use a pydantic model or TypedDict context"
-                    )
-                    raise TypeError(msg)
-        overrides = {name: value for name, value in given.items() if value is not None}
-        if not overrides:
-            return self
+        if not isinstance(context, BaseModel | Mapping) and (names := named_settings(context)):
+            kind = "a dataclass field" if is_dataclass(context) else "an attribute"
+            msg = (
+                f"context field {names[0]} is {kind}: the library cannot tell its default "
+                "from a choice; pass settings_from_context= to StopRouter or "
+                "StopOnArtifactMiddleware, or use a pydantic model or TypedDict context"
+            )
+            raise TypeError(msg)
+        overrides = {k: v for k, v in given_settings(context).items() if v is not None}
         own = {name: getattr(self, name) for name in StopSettings.model_fields}
-        return StopSettings.model_validate({**own, **overrides})
+        return StopSettings.model_validate({**own, **overrides}) if overrides else self
 
 
 def given_settings(context: object) -> dict[str, Any]:

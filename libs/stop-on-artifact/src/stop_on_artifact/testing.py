@@ -105,18 +105,13 @@ class ScriptedChatModel(BaseChatModel):
         message = self.respond(messages, _offered(kw))
         last: dict[str, Any] = {"chunk_position": "last"} if _HAS_CHUNK_POSITION else {}
         chunks = [AIMessageChunk(content=word) for word in _WORDS.findall(message_text(message))]
-        chunks.append(
-            AIMessageChunk(
-                content="",
-                tool_call_chunks=[
-                    tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
-                    for i, c in enumerate(message.tool_calls)
-                ],
-                usage_metadata=message.usage_metadata,
-                response_metadata=message.response_metadata,
-                **last,
-            )
-        )
+        calls = [
+            tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
+            for i, c in enumerate(message.tool_calls)
+        ]
+        usage, metadata = message.usage_metadata, message.response_metadata
+        last.update(tool_call_chunks=calls, usage_metadata=usage, response_metadata=metadata)
+        chunks.append(AIMessageChunk(content="", **last))
         for chunk in (ChatGenerationChunk(message=m) for m in chunks):
             if run_manager and chunk.text:
                 run_manager.on_llm_new_token(chunk.text, chunk=chunk)
@@ -273,10 +268,8 @@ def answer_in_schema(
 
     Example: `ScriptedChatModel(script=answer_in_schema(Refund, {"days": 30}))`.
     """
-    name, inner = (
-        schema if isinstance(schema, str) else schema.__name__,
-        script or call_then_answer(),
-    )
+    name = schema if isinstance(schema, str) else schema.__name__
+    inner = script or call_then_answer()
 
     def answer(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
         ordinary = [t for t in tools if t.get("type") != "json_schema"
