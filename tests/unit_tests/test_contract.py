@@ -10,7 +10,7 @@ import stop_on_artifact as stopping
 import stop_on_artifact.testing as soa_testing
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from stop_on_artifact import InvalidArtifactError, decide, is_hard_stop, parse_artifact
-from stop_on_artifact.messages import transient_count
+from stop_on_artifact._turn import scan_turn
 
 from agent.context import Context
 
@@ -458,5 +458,5 @@ def test_model_call_limit_bounds_the_loop() -> None:
 def test_a_repeated_transient_result_spends_the_budget_once() -> None:
     messages = step(("t", stopping.transient()), history=1)
     messages.append(messages[-1].model_copy())  # the same tool_call_id delivered twice
-    assert transient_count(messages) == 2
+    assert scan_turn(messages).transients == 2
     assert decide(messages, ctx(max_retries=2))["rule"] == "transient"

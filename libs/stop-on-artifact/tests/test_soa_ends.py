@@ -40,7 +40,8 @@ from stop_on_artifact import (
     policy_block,
     transient,
 )
-from stop_on_artifact.messages import scan_turn, turn_results
+from stop_on_artifact._turn import scan_turn
+from stop_on_artifact.messages import turn_results
 from stop_on_artifact.testing import (
     RETRY_BUDGET_MESSAGE,
     ScriptedChatModel,

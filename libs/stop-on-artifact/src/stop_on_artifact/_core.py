@@ -40,7 +40,8 @@ from stop_on_artifact._settings import (
     named_settings,
     settings_from_arguments,
 )
-from stop_on_artifact.messages import Turn, message_text, scan_turn
+from stop_on_artifact._turn import Turn, scan_turn
+from stop_on_artifact.messages import message_text
 
 ToolT = TypeVar("ToolT")
 _Budget = tuple[int, dict[str, int]]  # retries the step may take; those granted per call

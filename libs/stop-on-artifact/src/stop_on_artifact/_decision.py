@@ -15,7 +15,8 @@ from typing_extensions import TypedDict
 from stop_on_artifact._artifact import NOT_DONE_FIELD, Reason
 from stop_on_artifact._saving import Saving
 from stop_on_artifact._settings import StopSettings
-from stop_on_artifact.messages import Part, Turn, Verdict, message_text, scan_turn, turn_start
+from stop_on_artifact._turn import Part, Turn, Verdict, scan_turn, turn_start
+from stop_on_artifact.messages import message_text
 
 logger = logging.getLogger("stop_on_artifact")
 

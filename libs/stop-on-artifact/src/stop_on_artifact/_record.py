@@ -19,7 +19,7 @@ from typing_extensions import TypedDict
 
 from stop_on_artifact._decision import StopDecision
 from stop_on_artifact._settings import StopSettings
-from stop_on_artifact.messages import asks, turn_start
+from stop_on_artifact._turn import asks, turn_start
 
 TURN_KEY = "stop_turn"
 logger = logging.getLogger("stop_on_artifact")

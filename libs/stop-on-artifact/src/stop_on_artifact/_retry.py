@@ -16,13 +16,13 @@ from typing import Any, TypeVar, cast
 from langchain_core.messages import ToolMessage
 
 from stop_on_artifact._artifact import (
+    IN_PLACE_FIELD,
     InvalidArtifactError,
     parse_artifact,
     speaks,
     with_library_fields,
 )
 from stop_on_artifact._settings import MAX_DELAY
-from stop_on_artifact.messages import IN_PLACE_FIELD
 
 Result = TypeVar("Result")
 
