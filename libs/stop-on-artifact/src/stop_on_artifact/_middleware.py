@@ -35,7 +35,8 @@ from stop_on_artifact._artifact import STOPPING_REASONS, STRUCTURED_FIELD, Reaso
 from stop_on_artifact._core import StopCore, steps_left
 from stop_on_artifact._decision import StopDecision, decide_turn, logger
 from stop_on_artifact._record import TURN_KEY, Decision, TurnRecord, opens_turn, starts_turn
-from stop_on_artifact.messages import require_messages, scan_turn, tool_calls
+from stop_on_artifact._turn import scan_turn, tool_calls
+from stop_on_artifact.messages import require_messages
 
 ToolResult = ToolMessage | Command[Any]
 _HOOKS = ("before_model", "after_model", "after_agent")
