@@ -4,6 +4,8 @@
    slip, no part of what the person asked: never answered as not done.
 2. A turn whose earlier replies another middleware removed reads one request as one part.
 3. A middleware that empties the step keeps the turn and its budgets.
+6. No step of stock's is spent: at every ``recursion_limit`` a run ends as stock
+   ``create_agent``'s does (the same answer, or the same ``GraphRecursionError``).
 """
 
 from __future__ import annotations
@@ -131,3 +133,63 @@ async def test_a_middleware_that_empties_the_step_keeps_the_turn_and_its_budgets
     assert_stopped(result, "model_call_limit")  # never GraphRecursionError
     assert sum(isinstance(m, AIMessage) for m in result["messages"]) == 1  # the answer alone
     assert not [r for r in caplog.records if "this turn's start" in r.getMessage()]
+
+
+def lookup_plain(query: str) -> str:
+    """Look up."""
+    return f"Notes about {query}."
+
+
+async def outcome(agent: Any, mode: str, limit: int) -> tuple[Any, ...]:
+    """How a run at ``limit`` ends: ``("raised",)``, or the answer and the model calls."""
+    from langgraph.errors import GraphRecursionError
+    from stop_on_artifact.testing import model_calls
+
+    try:
+        result = await run(agent, user("Refunds?"), mode, {"recursion_limit": limit})
+    except GraphRecursionError:
+        return ("raised",)
+    return result["messages"][-1].content, model_calls(result)
+
+
+def others(kind: str) -> list[Any]:
+    """Other middleware beside the stop: none, a before_model hook, an after_agent hook."""
+    from langchain.agents.middleware import AgentMiddleware
+
+    class Before(AgentMiddleware[Any, Any, Any]):
+        def before_model(self, state: Any, runtime: Any) -> None:
+            return None
+
+    class After(AgentMiddleware[Any, Any, Any]):
+        def after_agent(self, state: Any, runtime: Any) -> None:
+            return None
+
+    return {"alone": [], "before": [Before()], "after": [After()]}[kind]
+
+
+@needs_langchain
+@modes
+@pytest.mark.parametrize("kind", ["alone", "before", "after"])
+async def test_at_every_step_limit_a_run_ends_as_stocks_does(kind: str, mode: str) -> None:
+    from langchain.agents import create_agent
+    from stop_on_artifact import StopOnArtifactMiddleware
+    from stop_on_artifact.testing import call_then_answer
+
+    plain = StructuredTool.from_function(lookup_plain, name="lookup")
+    stops = forced_tool("lookup", "completed")
+
+    def built(tool: BaseTool, stop: bool) -> Any:
+        model = ScriptedChatModel(script=call_then_answer("lookup"))
+        middleware = [*others(kind), *([StopOnArtifactMiddleware()] if stop else [])]
+        return create_agent(model, [tool], middleware=middleware)
+
+    ended = []
+    for limit in range(1, 10):
+        stock = await outcome(built(plain, False), mode, limit)
+        assert await outcome(built(plain, True), mode, limit) == stock, limit  # plain: stock's
+        stopped = await outcome(built(stops, True), mode, limit)  # a stop: the same steps
+        assert (stopped == ("raised",)) is (stock == ("raised",)), limit
+        if stopped != ("raised",):
+            assert stopped == ("# Refunds?\n\nThe page about Refunds?.", 1), limit
+            ended.append(limit)
+    assert ended and ended[0] == {"alone": 4, "before": 6, "after": 5}[kind], ended
