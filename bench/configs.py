@@ -96,7 +96,7 @@ def build_stop_routing(tools: Sequence[BaseTool] = TOOLS, stop_mode: StopMode = 
     """Build stock ``create_agent`` plus only ``StopOnArtifactMiddleware(stop_mode=...)``.
 
     Configured as a stranger would, in the constructor: the middleware then builds only its
-    ``before_model`` hook (no ``wrap_*`` layer), which is what is timed.
+    ``wrap_model_call`` layer (no node, no ``wrap_tool_call``), which is what is timed.
     """
     return build_create_agent(tools, middleware=[StopOnArtifactMiddleware(stop_mode=stop_mode)])
 

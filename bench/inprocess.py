@@ -309,11 +309,10 @@ DECOMPOSITION: tuple[tuple[str, str], ...] = (
     ("noop_hook", "a no-op before_model hook with can_jump_to: the extra node per model call"),
     ("noop_model_wrap", "a no-op wrap_model_call layer"),
     ("noop_tool_wrap", "a no-op wrap_tool_call layer"),
-    ("stop_routing", "StopOnArtifactMiddleware as shipped (never): a before_model hook, decide()"),
+    ("stop_routing", "StopOnArtifactMiddleware as shipped (never): a wrap_model_call, decide()"),
     (
         "middleware",
-        "the middleware graph: 4 middleware (2 model wraps, 2 tool wraps, a before_model and "
-        "an after_model hook)",
+        "the middleware graph: 5 middleware (3 model wraps, 4 tool wraps, an after_model hook)",
     ),
     ("legacy", "the legacy graph: decide() inside its tools node, one finalize node"),
 )
