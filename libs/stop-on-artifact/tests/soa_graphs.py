@@ -97,12 +97,16 @@ def hand_built(
     *,
     context_schema: type[Any] | None = None,
     checkpointer: Any = None,
+    wrap: bool = False,
 ) -> Any:
     """Compile ``agent -> tools -> route_after_tools -> agent | finalize``.
 
-    Its nodes have an async twin, so ``ainvoke`` runs async-only tools (MCP's).
+    Its nodes have an async twin, so ``ainvoke`` runs async-only tools (MCP's). ``wrap``:
+    ``ToolNode`` runs each call through the router (``retry_in_place``; langgraph 1.x).
     """
-    run_tools = ToolNode(list(tools), handle_tool_errors=True)  # 0.6's default, explicit
+    wrappers: dict[str, Any] = {"wrap_tool_call": router.wrap_tool_call}
+    wrappers["awrap_tool_call"] = router.awrap_tool_call
+    run_tools = ToolNode(list(tools), handle_tool_errors=True, **(wrappers if wrap else {}))
 
     def tools_sync(state: State) -> dict[str, Any]:
         new = run_tools.invoke(state)["messages"]

@@ -164,7 +164,8 @@ def others(kind: str) -> list[Any]:
         def after_agent(self, state: Any, runtime: Any) -> None:
             return None
 
-    return {"alone": [], "before": [Before()], "after": [After()]}[kind]
+    chosen: dict[str, list[Any]] = {"alone": [], "before": [Before()], "after": [After()]}
+    return chosen[kind]
 
 
 @needs_langchain

@@ -239,7 +239,10 @@ def test_the_source_stays_small_with_no_import_circle() -> None:
     # the thread: +12; the polish call is one of max_model_calls: +4; an unknown tool's call
     # is no part: +5; a retry pairs with its part when its reply is gone, an emptied step
     # keeps the turn: +20
-    assert sum(sizes.values()) <= 3810, sizes
+    # #61 shape 6 (the decision in the model call; the order check gone), the scan private:
+    # 3,809. #62, every door the same: an approval before the mode, a Command's ToolMessage,
+    # the router's wrap_tool_call, errors naming the door, internals read loudly: +100.
+    assert sum(sizes.values()) <= 3910, sizes
     assert max(sizes.values()) <= 400, sizes
     assert {name for name in modules if not name.startswith("_")} == {"messages", "testing"}
     graph = {

@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, Literal, NoReturn, get_args
 
 from langchain_core.messages import ToolMessage
+from langgraph.types import Command
 
 Reason = Literal["completed", "transient", "fatal", "policy_block"]
 """The whole reason vocabulary. Map any domain failure onto one of these."""
@@ -180,6 +181,24 @@ def with_library_fields(message: ToolMessage, **fields: Any) -> ToolMessage:
     else:
         artifact = {**artifact, **fields}
     return message.model_copy(update={"artifact": artifact, "response_metadata": metadata})
+
+
+def carried(result: object) -> ToolMessage | None:
+    """Return the ToolMessage a tool's result answers with: itself, or the one its Command holds."""
+    if isinstance(result, ToolMessage):
+        return result
+    update = result.update if isinstance(result, Command) else None
+    found = [m for m in (update or {}).get("messages") or [] if isinstance(m, ToolMessage)]
+    return found[0] if isinstance(update, dict) and len(found) == 1 else None
+
+
+def with_carried(result: Any, message: ToolMessage) -> Any:
+    """Return `result` answering with `message` in place of its carried ToolMessage."""
+    if not isinstance(result, Command) or not isinstance(result.update, dict):
+        return message
+    update = result.update
+    kept = [message if isinstance(m, ToolMessage) else m for m in update["messages"]]
+    return dataclasses.replace(result, update={**update, "messages": kept})
 
 
 def speaks(artifact: object) -> bool:

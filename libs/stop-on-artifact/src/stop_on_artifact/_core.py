@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from importlib.metadata import version
 from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -60,6 +61,12 @@ class StopCore:
     """
 
     calls_model_hook = False  # whether this door calls on_model_call (a router cannot)
+    door = "StopRouter"  # the class a user wrote, named in errors and logs
+    no_record = (
+        "declare it in the graph's state (inherit stop_on_artifact.StopState, or add "
+        "'stop_turn: dict | None'), and return StopRouter.turn_update(...) from the node that "
+        "calls the model"
+    )
 
     def __init__(
         self,
@@ -87,11 +94,11 @@ class StopCore:
             msg = "pass from_context=True or settings_from_context=, not both"
             raise TypeError(msg)
         if (on_model_call is not None or subagent_stops) and not self.calls_model_hook:
-            msg = f"{type(self).__name__} takes on_model_call and subagent_stops in create_agent"
+            msg = f"{self.door} takes on_model_call and subagent_stops in create_agent"
             raise TypeError(msg)
         arguments = locals()  # the flat settings: the arguments named like a setting
         flat = {name: arguments[name] for name in StopSettings.model_fields}
-        self.settings = settings_from_arguments(type(self).__name__, settings, flat)
+        self.settings = settings_from_arguments(self.door, settings, flat)
         self.texts = {name: arguments[name] for name in ("retry_budget_message",
                       "model_call_limit_message", "not_done_message")}  # fmt: skip
         check_texts(**self.texts)
@@ -101,6 +108,7 @@ class StopCore:
         self.on_model_call = on_model_call
         self.subagent_stops = bool(subagent_stops)
         self._told_ignored = False
+        self._wrapped = False  # a call ran through run_tool: the router's retry_in_place check
 
     @property
     def per_run(self) -> bool:
@@ -160,7 +168,7 @@ class StopCore:
                 "The run's context sets %s, which %s ignores: its constructor's settings hold "
                 "for every run; pass from_context=True to let a run's context set them",
                 ", ".join(named),
-                type(self).__name__,
+                self.door,
             )
         return {"stop_decision": None, TURN_KEY: new_record(messages, settings)}
 
@@ -171,13 +179,15 @@ class StopCore:
             StateSchemaError: If the state holds no record of the turn.
         """
         if not self.per_run:
-            return recorded_settings(state, type(self).__name__)
+            return recorded_settings(state, f"{self.door} found no record", self.no_record)
         context, run = _run_context()
         try:
             current: StopSettings | tuple[str, ...] = self.settings_for(context)
         except (ValidationError, TypeError):  # the turn's record holds; the fields are named
             current = tuple(named_settings(context))
-        return recorded_settings(state, type(self).__name__, current, run)
+        return recorded_settings(
+            state, f"{self.door} found no record", self.no_record, current, run
+        )
 
     def decide_step(
         self,
@@ -297,6 +307,7 @@ class StopCore:
 
     def run_tool(self, run: Callable[[], ToolT], state: Mapping[str, Any]) -> ToolT:
         """Run one tool call, retried in place while transient if `retry_in_place` is on."""
+        self._wrapped = True
         settings = self.turn_settings(state)
         if not settings.retry_in_place:
             return run()
@@ -306,6 +317,7 @@ class StopCore:
         self, run: Callable[[], Awaitable[ToolT]], state: Mapping[str, Any]
     ) -> ToolT:
         """Async twin of `run_tool`."""
+        self._wrapped = True
         settings = self.turn_settings(state)
         if not settings.retry_in_place:
             return await run()
@@ -330,13 +342,35 @@ def _execution() -> tuple[str, str]:
     return (info.checkpoint_id, info.task_id) if info is not None else ("", "")
 
 
-def steps_left() -> int | None:
-    """Return the steps the run's `recursion_limit` leaves after this one; None outside."""
+def pregel(key: str) -> Any:
+    """Return LangGraph's `key` from the running step's config; None outside a graph's step."""
     try:
-        scratchpad = get_config()["configurable"]["__pregel_scratchpad"]
-        return int(scratchpad.stop - scratchpad.step)
-    except (RuntimeError, KeyError, AttributeError, TypeError):
+        return get_config().get("configurable", {}).get(key)
+    except RuntimeError:  # outside a runnable
         return None
+
+
+def internals_changed(what: str, error: Exception) -> RuntimeError:
+    """Return the error for a LangGraph internal that no longer reads as it did."""
+    msg = (
+        f"stop_on_artifact cannot read {what} on langgraph {version('langgraph')} "
+        f"({type(error).__name__}): this langgraph changed it; pin langgraph below it"
+    )
+    return RuntimeError(msg)
+
+
+def steps_left() -> int | None:
+    """Return the steps the run's `recursion_limit` leaves after this one; None outside.
+
+    Raises:
+        RuntimeError: If the running langgraph keeps its step counter another way.
+    """
+    if (scratchpad := pregel("__pregel_scratchpad")) is None:
+        return None
+    try:
+        return int(scratchpad.stop - scratchpad.step)
+    except (AttributeError, TypeError) as error:
+        raise internals_changed("the run's step counter", error) from error
 
 
 def _write(event: dict[str, Any]) -> None:

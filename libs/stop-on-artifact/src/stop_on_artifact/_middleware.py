@@ -26,13 +26,12 @@ except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
     )
     raise ImportError(msg) from error
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from pydantic import TypeAdapter, ValidationError
 
 from stop_on_artifact._artifact import STOPPING_REASONS, STRUCTURED_FIELD, Reason, build, contract
-from stop_on_artifact._core import StopCore, steps_left
+from stop_on_artifact._core import StopCore, internals_changed, pregel, steps_left
 from stop_on_artifact._decision import StopDecision, decide_turn, logger
 from stop_on_artifact._record import TURN_KEY, Decision, TurnRecord, opens_turn, starts_turn
 from stop_on_artifact._turn import scan_turn, tool_calls
@@ -84,6 +83,12 @@ class StopOnArtifactMiddleware(
 
     state_schema = StopOnArtifactState  # type: ignore[assignment]
     calls_model_hook = True
+    door = "StopOnArtifactMiddleware"
+    no_record = (
+        "it writes one at the turn's first model call, so a tool step no model call of this "
+        "agent issued (a state update, a parent graph's reply) has none: start the turn with "
+        "a user's message, or let the agent's model issue the calls"
+    )
 
     if not TYPE_CHECKING:  # a type checker sees StopCore's keyword-only, typed signature
 
@@ -352,9 +357,15 @@ def _uncounted(state: Mapping[str, Any]) -> dict[str, int]:
 
 
 def _nodes() -> list[str]:
-    """Return the running graph's node names in order (its `branch:to:<node>` channels)."""
+    """Return the running graph's node names in order (its `branch:to:<node>` channels).
+
+    Raises:
+        RuntimeError: If the running langgraph keeps its channels another way.
+    """
+    if (read := pregel("__pregel_read")) is None:
+        return []  # outside a graph's step
     try:
-        channels = list(get_config()["configurable"]["__pregel_read"].args[1])
-    except (RuntimeError, KeyError, AttributeError, IndexError, TypeError):
-        return []
+        channels = list(read.args[1])
+    except (AttributeError, IndexError, TypeError) as error:
+        raise internals_changed("the graph's channels", error) from error
     return [channel[10:] for channel in channels if channel.startswith("branch:to:")]

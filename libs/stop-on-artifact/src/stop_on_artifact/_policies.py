@@ -236,12 +236,12 @@ def screen(
         verdict["blocked_by"][call_id] = policy.name
         fields = dict(block.fields)
         refused = RefusedCall(id=call_id, policy=policy.name, refusal=block.refusal, fields=fields)
+        retries = _approved_retries(messages) if retries is None else retries
+        if (call["name"], args := dict(call["args"])) in retries:  # before the mode: it holds
+            verdict["carried"].append(call_id)
+            continue
         if policy.mode(context) == "refuse":
             verdict["refused"].append(refused)
-            continue
-        retries = _approved_retries(messages) if retries is None else retries
-        if (call["name"], args := dict(call["args"])) in retries:
-            verdict["carried"].append(call_id)
             continue
         action = {"name": call["name"], "args": args, "description": block.description}
         rejected = block.refusal if block.rejected is None else block.rejected

@@ -32,6 +32,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from stop_on_artifact import PolicyGate, ToolPolicy
+from stop_on_artifact._artifact import carried, with_carried
 from stop_on_artifact._policies import AskHook, answers, mark_approved, refusal_for, screen
 
 __all__ = ["PolicyMiddleware", "PolicyState"]
@@ -147,9 +148,10 @@ class PolicyMiddleware(AgentMiddleware[PolicyState[ResponseT], ContextT, Respons
         policy_of = verdict["blocked_by"] if verdict is not None else {}
 
         def mark(result: ToolResult) -> ToolResult:
-            if not isinstance(result, ToolMessage):
+            if (message := carried(result)) is None:
                 return result
-            return mark_approved(result, decisions, policy_of)
+            marked = mark_approved(message, decisions, policy_of)
+            return cast("ToolResult", with_carried(result, marked))
 
         return refusal_for(request.tool_call, verdict, decisions), mark
 

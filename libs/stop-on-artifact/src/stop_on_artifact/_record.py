@@ -155,26 +155,23 @@ def _warn(turn: str, run: str, fields: tuple[str, ...]) -> None:
 
 def recorded_settings(
     state: Mapping[str, Any],
-    owner: str,
+    missing: str,
+    advice: str,
     current: StopSettings | tuple[str, ...] | None = None,
     run: str = "",
 ) -> StopSettings:
     """Return the settings the current turn runs under, from its record.
 
     Fields of `current` (the run's context's settings, or its out-of-range field names)
-    that differ are logged once per turn and `run`; `owner` is named in the error.
+    that differ are logged once per turn and `run`; with no record, the error says `missing`
+    and the door's `advice`.
 
     Raises:
         StateSchemaError: If the state holds no record of this turn.
     """
     record: Any = state.get(TURN_KEY)
     if not is_current(record, state.get("messages") or []):
-        msg = (
-            f"{owner} found no record of this turn under '{TURN_KEY}': declare it in the "
-            "graph's state (inherit stop_on_artifact.StopState, or add "
-            f"'{TURN_KEY}: dict | None'), and return StopRouter.turn_update(...) from "
-            "the node that calls the model"
-        )
+        msg = f"{missing} of this turn under '{TURN_KEY}': {advice}"
         raise StateSchemaError(msg)
     settings = _validated(tuple(sorted(record["settings"].items())))
     if isinstance(current, tuple):

@@ -13,13 +13,13 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any, TypeVar, cast
 
-from langchain_core.messages import ToolMessage
-
 from stop_on_artifact._artifact import (
     IN_PLACE_FIELD,
     InvalidArtifactError,
+    carried,
     parse_artifact,
     speaks,
+    with_carried,
     with_library_fields,
 )
 from stop_on_artifact._settings import MAX_DELAY
@@ -43,19 +43,22 @@ def current_attempt() -> int:
 
 
 def is_transient(result: object) -> bool:
-    """Return True when `result` is a ToolMessage whose valid artifact says `transient`."""
-    if not isinstance(result, ToolMessage) or not isinstance(result.artifact, dict):
+    """Return True when `result` (or the ToolMessage its Command holds) says `transient`."""
+    message = carried(result)
+    if message is None or not isinstance(message.artifact, dict):
         return False
     try:
-        return bool(parse_artifact(result)["reason"] == "transient")
+        return bool(parse_artifact(message)["reason"] == "transient")
     except InvalidArtifactError:
         return False
 
 
 def _recorded(result: Result, retries: int) -> Result:
-    if retries == 0 or not isinstance(result, ToolMessage) or not speaks(result.artifact):
+    message = carried(result)
+    if retries == 0 or message is None or not speaks(message.artifact):
         return result  # a plain result (a read tool's success) stays plain
-    return cast("Result", with_library_fields(result, **{IN_PLACE_FIELD: retries}))
+    recorded = with_library_fields(message, **{IN_PLACE_FIELD: retries})
+    return cast("Result", with_carried(result, recorded))
 
 
 def retry_in_place(
@@ -75,7 +78,7 @@ def retry_in_place(
             result = run()
         finally:
             _ATTEMPT.reset(token)
-        if not (is_transient(result) and take(result)):
+        if not (is_transient(result) and take(carried(result))):
             return _recorded(result, done)
         sleep(min(max_delay, MAX_DELAY, initial_delay * backoff_factor**done))
         done += 1
@@ -97,7 +100,7 @@ async def aretry_in_place(
             result = await run()
         finally:
             _ATTEMPT.reset(token)
-        if not (is_transient(result) and take(result)):
+        if not (is_transient(result) and take(carried(result))):
             return _recorded(result, done)
         await asyncio.sleep(min(max_delay, MAX_DELAY, initial_delay * backoff_factor**done))
         done += 1

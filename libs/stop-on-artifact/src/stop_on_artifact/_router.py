@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable
 
 from stop_on_artifact._core import StopCore
-from stop_on_artifact._decision import StopDecision
+from stop_on_artifact._decision import StopDecision, logger
+
+if TYPE_CHECKING:  # langgraph 1.x: ToolNode's wrap_tool_call (0.6 calls run_tool instead)
+    from langgraph.prebuilt.tool_node import ToolCallRequest
 
 StateT = TypeVar("StateT", bound=Mapping[str, Any])
 
@@ -52,6 +55,8 @@ class StopRouter(StopCore):
             'polish'
     """
 
+    _told_unwrapped = False  # retry_in_place with no call through run_tool: said once
+
     def bind_model(
         self, model: BaseChatModel, tools: Sequence[Any], state: Mapping[str, Any]
     ) -> Runnable[LanguageModelInput, Any]:
@@ -73,8 +78,37 @@ class StopRouter(StopCore):
                 "router.after_tools(state, new_messages)"
             )
             raise TypeError(msg)
-        update, _ = self.decide_step(state, new, self.turn_settings(state))
+        settings = self.turn_settings(state)
+        if settings.retry_in_place and not self._wrapped and not self._told_unwrapped:
+            self._told_unwrapped = True
+            logger.warning(
+                "retry_in_place is on, but no tool call ran through this router: build the "
+                "tools node as ToolNode(tools, wrap_tool_call=router.wrap_tool_call, "
+                "awrap_tool_call=router.awrap_tool_call), or call router.run_tool"
+            )
+        update, _ = self.decide_step(state, new, settings)
         return update
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]
+    ) -> Any:
+        """Run one call as `ToolNode(wrap_tool_call=...)` does, retried in place while transient.
+
+        Args:
+            request: The call and the graph's state, from `ToolNode`.
+            handler: Runs the call.
+        """
+        self._wrapped = True
+        state = request.state if isinstance(request.state, Mapping) else {}
+        return self.run_tool(lambda: handler(request), state)
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
+    ) -> Any:
+        """Async twin of `wrap_tool_call` (`ToolNode(awrap_tool_call=...)`)."""
+        self._wrapped = True
+        state = request.state if isinstance(request.state, Mapping) else {}
+        return await self.arun_tool(lambda: handler(request), state)
 
     def is_hard(self, state: Mapping[str, Any]) -> bool:
         """Return whether the state's latest decision ends the run without the model."""

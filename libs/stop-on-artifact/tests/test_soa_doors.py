@@ -1,0 +1,217 @@
+"""Every door the same (#62): what a stranger's agent broke, each sync and async.
+
+1. A person's approval holds for the model's retry of the call it answers, whatever the
+   resume's context: a recorded verdict applies before any policy or context is read.
+2. A tool that returns a ``Command`` carrying its ``ToolMessage`` (the ``InjectedToolCallId``
+   pattern) is read as the bare ``ToolMessage`` is: retried in place, its approval recorded.
+3. ``StopRouter(retry_in_place=True)`` retries in place in a hand-built graph whose
+   ``ToolNode`` runs calls through the router, and says so when no call does.
+4. An error speaks of the door the user built: a ``create_agent`` user is never told to
+   return ``StopRouter.turn_update``.
+6. deepagents with ``skills=`` (a ``before_model`` hook placed after the user's middleware):
+   the stop decides after every such hook, so the agent runs and stops.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+from soa_graphs import hand_built, modes, needs_langchain, user
+from stop_on_artifact import Block, StopRouter, completed, tool_policy, transient
+from stop_on_artifact.testing import (
+    ScriptedChatModel,
+    approve,
+    assert_model_calls,
+    assert_stopped,
+    call_then_answer,
+    forced_tool,
+    pending_approval,
+)
+
+
+async def run(agent: Any, inputs: Any, mode: str, config: dict[str, Any], **more: Any) -> Any:
+    if mode == "sync":
+        return agent.invoke(inputs, config, **more)
+    return await agent.ainvoke(inputs, config, **more)
+
+
+@needs_langchain
+@modes
+async def test_an_approval_holds_for_the_retry_of_its_call_with_no_context(mode: str) -> None:
+    from langchain.agents import create_agent
+    from stop_on_artifact import PolicyMiddleware, StopOnArtifactMiddleware
+
+    attempts: list[float] = []
+
+    @tool(response_format="content_and_artifact")
+    def checkout(amount: float) -> tuple[str, dict[str, object]]:
+        """Pay for the order."""
+        attempts.append(amount)
+        if len(attempts) == 1:
+            return "The payment service timed out.", transient()
+        return f"Paid {amount:.2f}.", completed()
+
+    # The README's policy: its mode reads the context, which the resume does not carry.
+    @tool_policy("spend_cap", tools={"checkout"}, on_block=lambda context: context["on_block"])
+    def spend_cap(call: Any, context: Any) -> Block | None:
+        if float(call["args"]["amount"]) <= 500:
+            return None
+        return Block(refusal="Above the 500 limit: not paid.", description="Pay above 500?")
+
+    stack: list[Any] = [PolicyMiddleware(policies=[spend_cap]), StopOnArtifactMiddleware()]
+    model = ScriptedChatModel(script=call_then_answer("checkout"))
+    shop = create_agent(model, [checkout], middleware=stack, checkpointer=InMemorySaver())
+    config: dict[str, Any] = {"configurable": {"thread_id": f"retry-{mode}"}}
+    await run(shop, {"messages": [user("900")["messages"][0]]}, mode, config,
+              context={"on_block": "ask"})  # fmt: skip
+    assert pending_approval(shop, config) is not None
+    paid = await run(shop, approve(), mode, config)  # no context; the retry is the same call
+    assert paid["messages"][-1].content == "Paid 900.00."
+    assert attempts == [900.0, 900.0]  # the approved call, then the model's retry: no new ask
+    assert pending_approval(shop, config) is None
+    decision = assert_stopped(paid, "completed")
+    assert decision.get("approval") == "approved"
+
+
+@modes
+@pytest.mark.parametrize("wrap", [True, False])
+async def test_the_router_retries_in_place_through_toolnode(
+    wrap: bool, mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    if not hasattr(pytest.importorskip("langgraph.prebuilt.tool_node"), "ToolCallRequest"):
+        pytest.skip("ToolNode(wrap_tool_call=...) is langgraph 1.x; 0.6 calls router.run_tool")
+    said: list[str] = []
+
+    @tool(response_format="content_and_artifact")
+    def search(query: str) -> tuple[str, dict[str, object]]:
+        """Look up."""
+        said.append(query)
+        if len(said) == 1:
+            return "The search service timed out.", transient()
+        return f"Found {query}", completed()
+
+    model = ScriptedChatModel(script=call_then_answer("search"))
+    graph = hand_built(model, [search], StopRouter(retry_in_place=True), wrap=wrap)
+    with caplog.at_level("WARNING", logger="stop_on_artifact"):
+        result = await run(graph, user("Refunds?"), mode, {})
+    decision = assert_stopped(result, "completed")
+    if wrap:  # the transient was retried in place: one model call
+        assert decision.get("in_place_retries") == 1
+        assert_model_calls(result, 1)
+        assert "no tool call ran through this router" not in caplog.text
+    else:  # the model retried it, and the log says why retry_in_place did nothing
+        assert "in_place_retries" not in decision
+        assert_model_calls(result, 2)
+        assert "wrap_tool_call=router.wrap_tool_call" in caplog.text
+
+
+@needs_langchain
+@modes
+async def test_deepagents_with_skills_runs_and_stops(mode: str, tmp_path: Path) -> None:
+    deepagents = pytest.importorskip("deepagents")
+    from stop_on_artifact import StopOnArtifactMiddleware
+
+    skill = tmp_path / "skills" / "refunds"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: refunds\ndescription: How refunds work.\n---\n\nLook it up.\n", "utf-8"
+    )
+    model = ScriptedChatModel(script=call_then_answer("search"))
+    agent = deepagents.create_deep_agent(
+        model=model,
+        tools=[forced_tool("search", "completed")],
+        middleware=[StopOnArtifactMiddleware()],
+        skills=[str(tmp_path / "skills")],
+    )
+    nodes = [n for n in agent.get_graph().nodes if n.endswith(".before_model")]
+    assert any(n.startswith("SkillsMiddleware") for n in nodes), nodes  # a hook after the stop
+    result = await run(agent, user("Refunds?"), mode, {})
+    assert_stopped(result, "completed")
+    assert result["messages"][-1].content == "# Refunds?\n\nThe page about Refunds?."
+    assert_model_calls(result, 1)
+
+
+def commanding(name: str, said: list[str]) -> Any:
+    """A tool answering with a Command that carries its ToolMessage: transient, then completed."""
+
+    @tool(name)
+    def answer(query: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
+        """Look up, or pay."""
+        said.append(query)
+        first = len(said) == 1
+        text, artifact = ("Timed out.", transient()) if first else (f"Done: {query}.", completed())
+        message = ToolMessage(text, tool_call_id=tool_call_id, name=name, artifact=artifact)
+        return Command(update={"messages": [message]})
+
+    return answer
+
+
+@needs_langchain
+@modes
+async def test_a_command_result_is_retried_in_place(mode: str) -> None:
+    from langchain.agents import create_agent
+    from stop_on_artifact import StopOnArtifactMiddleware
+
+    said: list[str] = []
+    model = ScriptedChatModel(script=call_then_answer("lookup"))
+    stack: list[Any] = [StopOnArtifactMiddleware(retry_in_place=True)]
+    agent = create_agent(model, [commanding("lookup", said)], middleware=stack)
+    result = await run(agent, user("refunds"), mode, {})
+    decision = assert_stopped(result, "completed")
+    assert decision.get("in_place_retries") == 1 and len(said) == 2
+    assert_model_calls(result, 1)
+    assert result["messages"][-1].content == "Done: refunds."
+
+
+@needs_langchain
+@modes
+async def test_a_command_results_approval_is_recorded_and_holds_for_its_retry(mode: str) -> None:
+    from langchain.agents import create_agent
+    from stop_on_artifact import PolicyMiddleware, StopOnArtifactMiddleware
+
+    @tool_policy("spend_cap", tools={"checkout"}, on_block="ask")
+    def spend_cap(call: Any, context: Any) -> Block | None:
+        return Block(refusal="Not paid.", description="Pay?")
+
+    said: list[str] = []
+    stack: list[Any] = [PolicyMiddleware(policies=[spend_cap]), StopOnArtifactMiddleware()]
+    model = ScriptedChatModel(script=call_then_answer("checkout"))
+    agent = create_agent(
+        model, [commanding("checkout", said)], middleware=stack, checkpointer=InMemorySaver()
+    )
+    config: dict[str, Any] = {"configurable": {"thread_id": f"command-{mode}"}}
+    await run(agent, user("900"), mode, config)
+    assert pending_approval(agent, config) is not None
+    paid = await run(agent, approve(), mode, config)
+    assert pending_approval(agent, config) is None  # the retry carried the approval
+    assert paid["messages"][-1].content == "Done: 900."
+    decision = assert_stopped(paid, "completed")
+    assert decision.get("approval") == "approved" and len(said) == 2
+
+
+@needs_langchain
+def test_a_missing_record_is_explained_in_the_middlewares_terms() -> None:
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage
+    from stop_on_artifact import StateSchemaError, StopOnArtifactMiddleware
+    from stop_on_artifact.testing import tool_call
+
+    stack: list[Any] = [StopOnArtifactMiddleware(retry_in_place=True)]
+    model = ScriptedChatModel(script=call_then_answer("search"))
+    agent: Any = create_agent(
+        model, [forced_tool("search")], middleware=stack, checkpointer=InMemorySaver()
+    )
+    config: dict[str, Any] = {"configurable": {"thread_id": "no-record"}}
+    reply = AIMessage("", tool_calls=[tool_call("search", {"query": "refunds"}, "c0")])
+    agent.update_state(config, {"messages": [user("refunds")["messages"][0], reply]}, "model")
+    with pytest.raises(StateSchemaError) as raised:
+        agent.invoke(None, config)
+    said = str(raised.value)
+    assert said.startswith("StopOnArtifactMiddleware found no record of this turn"), said
+    assert "StopRouter" not in said and "_ToolLayer" not in said
