@@ -241,8 +241,9 @@ def test_the_source_stays_small_with_no_import_circle() -> None:
     # keeps the turn: +20
     # #61 shape 6 (the decision in the model call; the order check gone), the scan private:
     # 3,809. #62, every door the same: an approval before the mode, a Command's ToolMessage,
-    # the router's wrap_tool_call, errors naming the door, internals read loudly: +100.
-    assert sum(sizes.values()) <= 3910, sizes
+    # the router's wrap_tool_call, errors naming the door, internals read loudly: +100;
+    # where one answer per pause is guarded across workers (ApprovalUsedError): +4.
+    assert sum(sizes.values()) <= 3914, sizes
     assert max(sizes.values()) <= 400, sizes
     assert {name for name in modules if not name.startswith("_")} == {"messages", "testing"}
     graph = {

@@ -32,6 +32,10 @@ class ResumeError(ValueError):
 class ApprovalUsedError(RuntimeError):
     """Another run already used the answer to this pause: nothing of the step ran twice.
 
+    The claim is held in this process. Across processes or workers, one answer per pause is
+    the server's: LangGraph's API refuses a resume sent with `multitask_strategy="reject"`
+    while another run holds the thread, and a server of your own must run one run per thread.
+
     Example:
         Raised by the approval step's second use of one answer:
 

@@ -6,7 +6,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from importlib.metadata import version
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.config import get_config, get_stream_writer
@@ -62,6 +62,7 @@ class StopCore:
 
     calls_model_hook = False  # whether this door calls on_model_call (a router cannot)
     door = "StopRouter"  # the class a user wrote, named in errors and logs
+    tool_layer: ClassVar[type[StopCore] | None] = None  # the door's class with wrap_tool_call
     no_record = (
         "declare it in the graph's state (inherit stop_on_artifact.StopState, or add "
         "'stop_turn: dict | None'), and return StopRouter.turn_update(...) from the node that "
@@ -109,6 +110,10 @@ class StopCore:
         self.subagent_stops = bool(subagent_stops)
         self._told_ignored = False
         self._wrapped = False  # a call ran through run_tool: the router's retry_in_place check
+        if self.tool_layer is not None and (
+            self.per_run or self.settings.retry_in_place or self.subagent_stops
+        ):  # a wrap_tool_call layer only where a setting uses one
+            self.__class__ = self.tool_layer
 
     @property
     def per_run(self) -> bool:
@@ -156,8 +161,8 @@ class StopCore:
         if context is None:
             context, _ = _run_context()
         settings = self.settings_for(context)
-        left, (round_, end) = steps_left(), self.steps()
-        if left is not None and left < (need := round_ + end + self.start_nodes()):
+        left, (round_, end) = steps_left(), self._steps()
+        if left is not None and left < (need := round_ + end + self._start_nodes()):
             logger.warning(
                 "The run's recursion_limit leaves %d steps at this turn's start; one model round "
                 "and a stop need %d here: raise recursion_limit", left, need,
@@ -213,7 +218,7 @@ class StopCore:
         if settings.stop_mode == "polish" and turn.model_calls >= settings.max_model_calls:
             settings = settings.model_copy(update={"stop_mode": "hard"})  # no call left to polish
         if room is None:
-            left, (round_, end) = steps_left(), self.steps(state)
+            left, (round_, end) = steps_left(), self._steps(state)
             room = left is None or left > round_ + end
         decision = decide_turn(turn, settings, room)
         if decision["rule"] == "step_limit":
@@ -221,7 +226,7 @@ class StopCore:
                 "max_model_calls=%d: raise recursion_limit or lower max_model_calls",
                 settings.max_model_calls)  # fmt: skip
         answer = self.answer(decision, messages, turn) if is_hard_stop(decision, settings) else None
-        if answer is not None and self.spends_call(state, decision):
+        if answer is not None and self._spends_call(state, decision):
             decision["saved"] = {"model_calls": 0, "input_tokens": 0, "output_tokens": 0}
         elif answer is not None:
             spent = decision["rule"] in ("retry_budget", "model_call_limit", "step_limit")
@@ -240,15 +245,15 @@ class StopCore:
             self.on_decision(decision, messages)
         return {"stop_decision": decision, TURN_KEY: {**record, **turn.counted}}, answer
 
-    def steps(self, state: Mapping[str, Any] | None = None) -> tuple[int, int]:
+    def _steps(self, state: Mapping[str, Any] | None = None) -> tuple[int, int]:
         """Return the graph steps one more model round takes, and those a stop then needs."""
         return 2, 1  # agent and tools; then finalize
 
-    def start_nodes(self) -> int:
+    def _start_nodes(self) -> int:
         """Return the nodes from a turn's start to its first round (none in the router)."""
         return 0
 
-    def spends_call(self, state: Mapping[str, Any], decision: StopDecision) -> bool:
+    def _spends_call(self, state: Mapping[str, Any], decision: StopDecision) -> bool:
         """Return whether a hard stop still calls the model (a structured answer)."""
         return False
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated, Any, NotRequired, cast
+from typing import Annotated, Any, NotRequired, cast
 
 from typing_extensions import override
 
@@ -63,9 +63,9 @@ class StopOnArtifactMiddleware(
     arguments, and `on_model_call`; `wrap_tool_call` is on the instance's class only when a
     setting uses it.
 
-    Args:
-        **arguments: [StopRouter][stop_on_artifact.StopRouter]'s arguments, with `on_model_call`
-            and `subagent_stops`.
+    Its keyword-only arguments are [StopRouter][stop_on_artifact.StopRouter]'s (described
+    there), with `on_model_call` (called after every model call) and `subagent_stops` (a
+    subagent's stop, handed back by deepagents' `task`, read as that call's artifact).
 
     Example:
         A scripted model calls the tool once; its completed result answers:
@@ -90,14 +90,6 @@ class StopOnArtifactMiddleware(
         "a user's message, or let the agent's model issue the calls"
     )
 
-    if not TYPE_CHECKING:  # a type checker sees StopCore's keyword-only, typed signature
-
-        def __init__(self, **arguments: Any) -> None:
-            """Validate and keep the settings (StopCore's); take the tool layer if they use it."""
-            super().__init__(**arguments)
-            if self.per_run or self.settings.retry_in_place or self.subagent_stops:
-                self.__class__ = _ToolLayer
-
     @property
     @override
     def name(self) -> str:
@@ -105,21 +97,21 @@ class StopOnArtifactMiddleware(
         return "stop_on_artifact"
 
     @override
-    def start_nodes(self) -> int:
+    def _start_nodes(self) -> int:
         """The turn's first model call is where a stop would answer: one more node."""
         return 1
 
     @override
-    def steps(self, state: Mapping[str, Any] | None = None) -> tuple[int, int]:
+    def _steps(self, state: Mapping[str, Any] | None = None) -> tuple[int, int]:
         """Count this graph's nodes: a round's, and those after the model call that answers."""
         nodes = _nodes()
         if not nodes:
-            return super().steps(state)
+            return super()._steps(state)
         before, after, end = (sum(n.endswith(f".{h}") for n in nodes) for h in _HOOKS)
         return before + after + 2, after + end
 
     @override
-    def spends_call(self, state: Mapping[str, Any], decision: StopDecision) -> bool:
+    def _spends_call(self, state: Mapping[str, Any], decision: StopDecision) -> bool:
         """A stop still calls the model for a declared schema, unless its tool answered it."""
         return _schema(state) and _payload(decision, state.get("messages") or []) is None
 
@@ -153,7 +145,7 @@ class StopOnArtifactMiddleware(
         if schema:  # a declared schema's call is one of max_model_calls
             settings = settings.model_copy(update={"max_model_calls": settings.max_model_calls - 1})
         turn, response, room = scan_turn(messages, record), None, True
-        left, (round_, end) = steps_left(), self.steps(state)
+        left, (round_, end) = steps_left(), self._steps(state)
         if left is not None and left <= round_ + end:  # no room for a round: ask, then see
             if decide_turn(turn, settings)["action"] == "continue":
                 response = sent((yield request), decision)
@@ -369,3 +361,6 @@ def _nodes() -> list[str]:
     except (AttributeError, IndexError, TypeError) as error:
         raise internals_changed("the graph's channels", error) from error
     return [channel[10:] for channel in channels if channel.startswith("branch:to:")]
+
+
+StopOnArtifactMiddleware.tool_layer = _ToolLayer
