@@ -177,22 +177,23 @@ class StopCore:
             )
         return {"stop_decision": None, TURN_KEY: new_record(messages, settings)}
 
-    def turn_settings(self, state: Mapping[str, Any]) -> StopSettings:
+    def turn_settings(self, state: Mapping[str, Any], *, current: bool = False) -> StopSettings:
         """Return the settings the current turn recorded at its start.
+
+        `current`: the caller already found the record to be this turn's.
 
         Raises:
             StateSchemaError: If the state holds no record of the turn.
         """
+        missing = "" if current else f"{self.door} found no record"
         if not self.per_run:
-            return recorded_settings(state, f"{self.door} found no record", self.no_record)
+            return recorded_settings(state, missing, self.no_record)
         context, run = _run_context()
         try:
-            current: StopSettings | tuple[str, ...] = self.settings_for(context)
+            chosen: StopSettings | tuple[str, ...] = self.settings_for(context)
         except (ValidationError, TypeError):  # the turn's record holds; the fields are named
-            current = tuple(named_settings(context))
-        return recorded_settings(
-            state, f"{self.door} found no record", self.no_record, current, run
-        )
+            chosen = tuple(named_settings(context))
+        return recorded_settings(state, missing, self.no_record, chosen, run)
 
     def decide_step(
         self,

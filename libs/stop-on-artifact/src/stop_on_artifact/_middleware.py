@@ -139,7 +139,7 @@ class StopOnArtifactMiddleware(
             update[TURN_KEY]["schema"] = request.response_format is not None
             return ExtendedModelResponse(sent((yield request), None), Command(update=update))
         decision = cast("StopDecision | None", state.get("stop_decision"))
-        settings, schema = self.turn_settings(state), _schema(state)
+        settings, schema = self.turn_settings(state, current=True), _schema(state)
         if schema and decision is not None and self.polishing(state):  # the strategy retries
             return (yield from self._stopped(request, decision, sent))
         if schema:  # a declared schema's call is one of max_model_calls

@@ -164,13 +164,13 @@ def recorded_settings(
 
     Fields of `current` (the run's context's settings, or its out-of-range field names)
     that differ are logged once per turn and `run`; with no record, the error says `missing`
-    and the door's `advice`.
+    and the door's `advice` (an empty `missing`: the caller found the record current).
 
     Raises:
         StateSchemaError: If the state holds no record of this turn.
     """
     record: Any = state.get(TURN_KEY)
-    if not is_current(record, state.get("messages") or []):
+    if missing and not is_current(record, state.get("messages") or []):
         msg = f"{missing} of this turn under '{TURN_KEY}': {advice}"
         raise StateSchemaError(msg)
     settings = _validated(tuple(sorted(record["settings"].items())))
