@@ -12,22 +12,22 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, tool
+from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.prebuilt import InjectedState
 from stop_on_artifact import idempotency_key
 
 from agent.graphs.legacy import CALL_TASK, build_legacy
 from agent.graphs.middleware import build_middleware
 from agent.tools import TOOLS
-from agent.tools.checkout import KEY_REUSED_MESSAGE, checkout
+from agent.tools.checkout import KEY_REUSED_MESSAGE
 from agent.tools.payments import charge, ledger
 from client.scenarios import CALL_TASK as SCENARIO_CALL_TASK
+from tests.support.extra_tools import checkout_around
 
 TWO = "buy a desk lamp for 40 and a mouse for 20"
 SUCCESS = {"force_outcome": "success"}
@@ -68,35 +68,20 @@ def crashing_checkout(
     ``after`` once it has charged."""
     crashes = {"before": before, "after": after}
 
-    @tool("checkout", response_format="content_and_artifact", parse_docstring=True)
-    def spy(
-        item: str,
-        amount: float,
-        messages: Annotated[list[AnyMessage], InjectedState("messages")],
-        tool_call_id: Annotated[str, InjectedToolCallId],
-    ) -> tuple[str, dict[str, Any]]:
-        """Buy an item.
-
-        Args:
-            item: What to buy.
-            amount: The price to charge, in dollars.
-            messages: Injected by the tool node.
-            tool_call_id: Injected by the tool node.
-        """
+    def ahead(item: str, amount: float) -> None:
         ran[item] += 1
         if crashes["before"] == item:
             crashes["before"] = ""
             if wait is not None:
                 wait.wait(timeout=30)  # the other call has finished and its result is saved
             raise WorkerKilled
-        assert isinstance(checkout, StructuredTool) and checkout.func is not None
-        content, artifact = checkout.func(item, amount, messages, tool_call_id)
+
+    def charged(item: str) -> None:
         if crashes["after"] == item:
             crashes["after"] = ""
             raise WorkerKilled  # charged, and killed before the result was saved
-        return str(content), dict(artifact)
 
-    return spy
+    return checkout_around(ahead, charged)
 
 
 def build(graph_name: str, tools: list[BaseTool] = TOOLS, saver: Any = None) -> Any:

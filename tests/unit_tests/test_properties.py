@@ -19,7 +19,7 @@ import logging
 import math
 import random
 from collections.abc import Callable, Iterator, Sequence
-from typing import Annotated, Any, get_args
+from typing import Any, get_args
 
 import pytest
 import stop_on_artifact as stopping
@@ -27,17 +27,16 @@ import stop_on_artifact.testing as soa_testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain.tools import ToolRuntime
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, tool
-from langgraph.prebuilt import InjectedState
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool, tool
 from stop_on_artifact import InvalidArtifactError, decide, is_hard_stop, parse_artifact
 from stop_on_artifact._artifact import LIBRARY_FIELDS, MAX_EXTRA_FIELD_CHARS, speaks
 from stop_on_artifact._decision import Rule
 from stop_on_artifact.messages import invocation_index, message_text
 
 from agent.context import Context
-from agent.tools.checkout import checkout
 from client.scenarios import GRAPHS
+from tests.support.extra_tools import checkout_around
 from tests.support.graph_runs import build, run
 
 STOP_RULES = frozenset({"completed", "fatal", "policy_block", "retry_budget", "model_call_limit"})
@@ -733,28 +732,7 @@ def test_both_graphs_reach_the_same_decision_on_a_generated_script(
 
 def spy_checkout(ran: list[tuple[str, float]]) -> BaseTool:
     """The real ``checkout``, recording every call that reaches it."""
-
-    @tool("checkout", response_format="content_and_artifact", parse_docstring=True)
-    def spy(
-        item: str,
-        amount: float,
-        messages: Annotated[list[AnyMessage], InjectedState("messages")],
-        tool_call_id: Annotated[str, InjectedToolCallId],
-    ) -> tuple[str, dict[str, Any]]:
-        """Buy an item.
-
-        Args:
-            item: What to buy.
-            amount: The price to charge, in dollars.
-            messages: Injected by the tool node.
-            tool_call_id: Injected by the tool node.
-        """
-        ran.append((item, amount))
-        assert isinstance(checkout, StructuredTool) and checkout.func is not None
-        content, artifact = checkout.func(item, amount, messages, tool_call_id)
-        return str(content), dict(artifact)
-
-    return spy
+    return checkout_around(lambda item, amount: ran.append((item, amount)))
 
 
 @GRAPH_SETTINGS

@@ -293,6 +293,21 @@ def build(
     )
 
 
+def noop_hooks() -> tuple[Any, Any]:
+    """Return a middleware with a no-op ``before_model`` hook and one with an ``after_agent``."""
+    from langchain.agents.middleware import AgentMiddleware
+
+    class Before(AgentMiddleware[Any, Any, Any]):
+        def before_model(self, state: Any, runtime: Any) -> None:
+            return None
+
+    class After(AgentMiddleware[Any, Any, Any]):
+        def after_agent(self, state: Any, runtime: Any) -> None:
+            return None
+
+    return Before(), After()
+
+
 def user(text: str) -> dict[str, Any]:
     """The input of one user turn."""
     return {"messages": [{"role": "user", "content": text}]}

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
-from soa_graphs import hand_built, has_middleware, modes, needs_langchain, user
+from soa_graphs import hand_built, has_middleware, modes, needs_langchain, noop_hooks, user
 from soa_graphs import invoke as run
 from stop_on_artifact import StopRouter, completed, transient
 from stop_on_artifact.testing import ScriptedChatModel, assert_stopped, forced_tool, tool_call
@@ -154,17 +154,8 @@ async def outcome(agent: Any, mode: str, limit: int) -> tuple[Any, ...]:
 
 def others(kind: str) -> list[Any]:
     """Other middleware beside the stop: none, a before_model hook, an after_agent hook."""
-    from langchain.agents.middleware import AgentMiddleware
-
-    class Before(AgentMiddleware[Any, Any, Any]):
-        def before_model(self, state: Any, runtime: Any) -> None:
-            return None
-
-    class After(AgentMiddleware[Any, Any, Any]):
-        def after_agent(self, state: Any, runtime: Any) -> None:
-            return None
-
-    chosen: dict[str, list[Any]] = {"alone": [], "before": [Before()], "after": [After()]}
+    before, after = noop_hooks()
+    chosen: dict[str, list[Any]] = {"alone": [], "before": [before], "after": [after]}
     return chosen[kind]
 
 

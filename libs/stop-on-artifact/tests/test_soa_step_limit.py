@@ -28,7 +28,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
-from soa_graphs import CLOSING, build, invoke, modes, needs_langchain, user
+from soa_graphs import CLOSING, build, invoke, modes, needs_langchain, noop_hooks, user
 from stop_on_artifact.testing import (
     MODEL_CALL_LIMIT_MESSAGE,
     RETRY_BUDGET_MESSAGE,
@@ -103,25 +103,19 @@ def agent_for(stack: str, checkpointer: Any = None, **settings: Any) -> Any:
             pytest.importorskip("deepagents")
         return build(stack, model, tools, checkpointer=checkpointer, **settings)
     from langchain.agents import create_agent
-    from langchain.agents.middleware import AgentMiddleware, ModelCallLimitMiddleware
+    from langchain.agents.middleware import ModelCallLimitMiddleware
     from stop_on_artifact import StopOnArtifactMiddleware, tool_policy
     from stop_on_artifact._policy_middleware import PolicyMiddleware
 
-    class Before(AgentMiddleware[Any, Any, Any]):
-        def before_model(self, state: Any, runtime: Any) -> None:
-            return None
-
-    class After(AgentMiddleware[Any, Any, Any]):
-        def after_agent(self, state: Any, runtime: Any) -> None:
-            return None
+    before_hook, after_hook = noop_hooks()
 
     allow = tool_policy("allow", tools={"search"})(lambda call, context: None)
     policy = PolicyMiddleware(policies=[allow], name="allow")
     before: dict[str, list[Any]] = {
         "alone": [],
-        "before": [Before()],
+        "before": [before_hook],
         "policy": [policy],
-        "crowded": [ModelCallLimitMiddleware(run_limit=99), After(), policy],
+        "crowded": [ModelCallLimitMiddleware(run_limit=99), after_hook, policy],
     }
     stop = StopOnArtifactMiddleware(**settings)
     return create_agent(model, tools, middleware=[*before[stack], stop], checkpointer=checkpointer)

@@ -307,7 +307,7 @@ def test_two_threads_reading_other_settings_at_once_log_one_line() -> None:
 
     def read() -> None:
         barrier.wait()
-        recorded_settings(state, "no record", "", StopSettings(stop_mode="never"), "run-race")
+        recorded_settings(state, "no record", StopSettings(stop_mode="never"), "run-race")
 
     logging.getLogger("stop_on_artifact").addHandler(handler)
     try:

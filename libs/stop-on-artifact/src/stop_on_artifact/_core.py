@@ -185,15 +185,15 @@ class StopCore:
         Raises:
             StateSchemaError: If the state holds no record of the turn.
         """
-        missing = "" if current else f"{self.door} found no record"
+        missing = f"{self.door} found no record of this turn under '{TURN_KEY}': {self.no_record}"
         if not self.per_run:
-            return recorded_settings(state, missing, self.no_record)
+            return recorded_settings(state, missing, checked=current)
         context, run = _run_context()
         try:
             chosen: StopSettings | tuple[str, ...] = self.settings_for(context)
         except (ValidationError, TypeError):  # the turn's record holds; the fields are named
             chosen = tuple(named_settings(context))
-        return recorded_settings(state, missing, self.no_record, chosen, run)
+        return recorded_settings(state, missing, chosen, run, checked=current)
 
     def decide_step(
         self,

@@ -145,8 +145,8 @@ class StopOnArtifactMiddleware(
         if schema:  # a declared schema's call is one of max_model_calls
             settings = settings.model_copy(update={"max_model_calls": settings.max_model_calls - 1})
         turn, response, room = scan_turn(messages, record), None, True
-        left, (round_, end) = steps_left(), self._steps(state)
-        if left is not None and left <= round_ + end:  # no room for a round: ask, then see
+        left = steps_left()  # the graph's nodes are counted only under a step limit
+        if left is not None and left <= sum(self._steps(state)):  # no room: ask, then see
             if decide_turn(turn, settings)["action"] == "continue":
                 response = sent((yield request), decision)
                 room = not any(tool_calls(m) for m in response.result)

@@ -156,23 +156,23 @@ def _warn(turn: str, run: str, fields: tuple[str, ...]) -> None:
 def recorded_settings(
     state: Mapping[str, Any],
     missing: str,
-    advice: str,
     current: StopSettings | tuple[str, ...] | None = None,
     run: str = "",
+    *,
+    checked: bool = False,
 ) -> StopSettings:
     """Return the settings the current turn runs under, from its record.
 
     Fields of `current` (the run's context's settings, or its out-of-range field names)
     that differ are logged once per turn and `run`; with no record, the error says `missing`
-    and the door's `advice` (an empty `missing`: the caller found the record current).
+    (`checked`: the caller found the record current).
 
     Raises:
         StateSchemaError: If the state holds no record of this turn.
     """
     record: Any = state.get(TURN_KEY)
-    if missing and not is_current(record, state.get("messages") or []):
-        msg = f"{missing} of this turn under '{TURN_KEY}': {advice}"
-        raise StateSchemaError(msg)
+    if not checked and not is_current(record, state.get("messages") or []):
+        raise StateSchemaError(missing)
     settings = _validated(tuple(sorted(record["settings"].items())))
     if isinstance(current, tuple):
         _warn(str(record["turn"]), run, current)
