@@ -22,8 +22,16 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
-from soa_graphs import hand_built, modes, needs_langchain, user
-from stop_on_artifact import Block, StopRouter, completed, tool_policy, transient
+from soa_graphs import hand_built, loop_graph, modes, needs_langchain, user
+from stop_on_artifact import (
+    Block,
+    PolicyGate,
+    StopRouter,
+    StopState,
+    completed,
+    tool_policy,
+    transient,
+)
 from stop_on_artifact.testing import (
     ScriptedChatModel,
     approve,
@@ -195,6 +203,51 @@ async def test_a_command_results_approval_is_recorded_and_holds_for_its_retry(mo
     assert decision.get("approval") == "approved" and len(said) == 2
 
 
+class GatedState(StopState):
+    policies_verdict: dict[str, Any] | None
+
+
+@modes
+async def test_a_command_result_in_a_hand_built_graph_keeps_the_middlewares_promises(
+    mode: str,
+) -> None:
+    """The gate marks the Command's approval, the router retries it in place and decides."""
+
+    @tool_policy("spend_cap", tools={"checkout"}, on_block="ask")
+    def spend_cap(call: Any, context: Any) -> Block | None:
+        return Block(refusal="Not paid.", description="Pay?")
+
+    said: list[str] = []
+    checkout = commanding("checkout", said)
+    gate, router = PolicyGate(policies=[spend_cap]), StopRouter(retry_in_place=True)
+    model = ScriptedChatModel(script=call_then_answer("checkout"))
+
+    def agent(state: GatedState) -> dict[str, Any]:
+        reply = router.bind_model(model, [checkout], state).invoke(state["messages"])
+        update = {**router.turn_update(state), **gate.record(reply, state["messages"], None)}
+        return {"messages": [reply], **update}
+
+    def tools(state: GatedState) -> list[Any]:
+        def run_calls(calls: list[Any]) -> list[Any]:
+            call = {**calls[0], "type": "tool_call"}
+            return [router.run_tool(lambda: checkout.invoke(call), state)]
+
+        results = gate.run(state, run_calls)  # a Command per call: its ToolMessage marked
+        assert all(isinstance(result, Command) for result in results)
+        return [*results, router.after_tools(state, results)]
+
+    graph = loop_graph(GatedState, agent, tools, router, checkpointer=InMemorySaver())
+    config: dict[str, Any] = {"configurable": {"thread_id": f"hand-command-{mode}"}}
+    await run(graph, user("900"), mode, config)
+    assert pending_approval(graph, config) is not None
+    paid = await run(graph, approve(), mode, config)
+    assert paid["messages"][-1].content == "Done: 900."
+    decision = assert_stopped(paid, "completed")
+    assert decision.get("approval") == "approved" and decision.get("in_place_retries") == 1
+    assert len(said) == 2 and pending_approval(graph, config) is None
+    assert_model_calls(paid, 1)
+
+
 @needs_langchain
 def test_a_missing_record_is_explained_in_the_middlewares_terms() -> None:
     from langchain.agents import create_agent
@@ -214,4 +267,4 @@ def test_a_missing_record_is_explained_in_the_middlewares_terms() -> None:
         agent.invoke(None, config)
     said = str(raised.value)
     assert said.startswith("StopOnArtifactMiddleware found no record of this turn"), said
-    assert "StopRouter" not in said and "_ToolLayer" not in said
+    assert "StopRouter" not in said and "_WithToolLayer" not in said

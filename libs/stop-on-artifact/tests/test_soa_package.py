@@ -23,6 +23,7 @@ STDLIB |= {"asyncio", "contextvars", "time"}  # in_place: the waits between retr
 STDLIB |= {"threading"}  # _approval: one run uses an answer
 STDLIB |= {"functools", "importlib"}  # the record's settings validated once; lazy imports
 STDLIB |= {"hashlib"}  # idempotency_key: a digest names the call
+STDLIB |= {"inspect"}  # the middleware shows its constructor's signature
 ALLOWED = STDLIB | {"typing_extensions", "pydantic", "langchain_core", "langgraph"}
 
 PUBLIC = {
@@ -96,7 +97,7 @@ def test_the_core_imports_only_itself_and_its_two_libraries() -> None:
         for name in imports(path):
             root = name.split(".")[0]
             if root == "langchain":  # only the create_agent middleware needs langchain 1.x
-                assert path.stem in {"_middleware", "_policy_middleware"}, (
+                assert path.stem in {"_middleware", "_policy_middleware", "_structured"}, (
                     f"{path.name} imports {name}"
                 )
             else:
@@ -243,7 +244,9 @@ def test_the_source_stays_small_with_no_import_circle() -> None:
     # 3,809. #62, every door the same: an approval before the mode, a Command's ToolMessage,
     # the router's wrap_tool_call, errors naming the door, internals read loudly: +100;
     # where one answer per pause is guarded across workers (ApprovalUsedError): +4.
-    assert sum(sizes.values()) <= 3914, sizes
+    # One engine both doors hold (#62): each door's own typed constructor, a Command through
+    # the gate and the router: 4,085 before the trim that follows it.
+    assert sum(sizes.values()) <= 4085, sizes
     assert max(sizes.values()) <= 400, sizes
     assert {name for name in modules if not name.startswith("_")} == {"messages", "testing"}
     graph = {

@@ -20,9 +20,10 @@ from stop_on_artifact._artifact import (
     transient,
 )
 from stop_on_artifact._decision import StopDecision, decide, final_text, is_hard_stop
+from stop_on_artifact._gate import PolicyGate
 from stop_on_artifact._idempotency import InjectedIdempotencyKey, idempotency_key
 from stop_on_artifact._mark import mark_tool
-from stop_on_artifact._policies import Block, PolicyGate, ToolPolicy, tool_policy
+from stop_on_artifact._policies import Block, ToolPolicy, tool_policy
 from stop_on_artifact._record import StateSchemaError, StopState
 from stop_on_artifact._retry import current_attempt
 from stop_on_artifact._router import StopRouter

@@ -1,4 +1,4 @@
-"""The decision core under the router and the middleware (langgraph 0.6 included)."""
+"""The decision engine both doors hold: the router and the middleware (langgraph 0.6 too)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from importlib.metadata import version
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.config import get_config, get_stream_writer
@@ -14,9 +14,6 @@ from langgraph.runtime import get_runtime
 from pydantic import ValidationError
 
 from stop_on_artifact._decision import (
-    MODEL_CALL_LIMIT_MESSAGE,
-    NOT_DONE_MESSAGE,
-    RETRY_BUDGET_MESSAGE,
     StopDecision,
     decide_turn,
     final_content,
@@ -33,13 +30,10 @@ from stop_on_artifact._record import (
 from stop_on_artifact._retry import aretry_in_place, retry_in_place
 from stop_on_artifact._saving import estimate_saving
 from stop_on_artifact._settings import (
-    ParallelPolicy,
     SettingsFromContext,
-    StopMode,
     StopSettings,
     check_texts,
     named_settings,
-    settings_from_arguments,
 )
 from stop_on_artifact._turn import Turn, scan_turn
 from stop_on_artifact.messages import message_text
@@ -50,70 +44,37 @@ _BUDGETS: OrderedDict[tuple[int, object], _Budget] = OrderedDict()  # per step e
 _LOCK = threading.Lock()  # a step's parallel calls take from one budget
 DecisionHook = Callable[[StopDecision, Sequence[BaseMessage]], None]
 """Called with each decision and the messages it was made from (tracing, metrics)."""
-ModelCallHook = Callable[[Sequence[BaseMessage], "StopDecision | None"], None]
-"""Called after each model call with the messages so far and the turn's latest decision."""
 
 
-class StopCore:
-    """Settings, the turn's record, the decision, the answer and in-place retries.
+class Engine:
+    """One agent's stop: its settings and texts, the turn's record, the decision, the answer.
 
-    Its arguments: `StopRouter`'s docstring (they are its arguments).
+    Each door holds one (`StopRouter`, `StopOnArtifactMiddleware`) and names itself in `door`;
+    `no_record` says, in that door's terms, how a turn gets its record.
     """
-
-    calls_model_hook = False  # whether this door calls on_model_call (a router cannot)
-    door = "StopRouter"  # the class a user wrote, named in errors and logs
-    tool_layer: ClassVar[type[StopCore] | None] = None  # the door's class with wrap_tool_call
-    no_record = (
-        "declare it in the graph's state (inherit stop_on_artifact.StopState, or add "
-        "'stop_turn: dict | None'), and return StopRouter.turn_update(...) from the node that "
-        "calls the model"
-    )
 
     def __init__(
         self,
+        door: str,
+        no_record: str,
+        settings: StopSettings,
         *,
-        stop_mode: StopMode | None = None,
-        parallel_policy: ParallelPolicy | None = None,
-        max_retries: int | None = None,
-        max_model_calls: int | None = None,
-        retry_in_place: bool | None = None,
-        initial_delay: float | None = None,
-        backoff_factor: float | None = None,
-        max_delay: float | None = None,
-        settings: StopSettings | None = None,
-        from_context: bool = False,
-        settings_from_context: SettingsFromContext | None = None,
-        on_decision: DecisionHook | None = None,
-        on_model_call: ModelCallHook | None = None,
-        subagent_stops: bool = False,
-        retry_budget_message: str = RETRY_BUDGET_MESSAGE,
-        model_call_limit_message: str = MODEL_CALL_LIMIT_MESSAGE,
-        not_done_message: str = NOT_DONE_MESSAGE,
+        from_context: bool,
+        settings_from_context: SettingsFromContext | None,
+        on_decision: DecisionHook | None,
+        texts: dict[str, str],
     ) -> None:
-        """Validate and keep the settings and texts."""
+        """Keep the door's settings; `TypeError` if both per-run sources are given."""
         if from_context and settings_from_context is not None:
-            msg = "pass from_context=True or settings_from_context=, not both"
+            msg = f"{door} takes from_context=True or settings_from_context=, not both"
             raise TypeError(msg)
-        if (on_model_call is not None or subagent_stops) and not self.calls_model_hook:
-            msg = f"{self.door} takes on_model_call and subagent_stops in create_agent"
-            raise TypeError(msg)
-        arguments = locals()  # the flat settings: the arguments named like a setting
-        flat = {name: arguments[name] for name in StopSettings.model_fields}
-        self.settings = settings_from_arguments(self.door, settings, flat)
-        self.texts = {name: arguments[name] for name in ("retry_budget_message",
-                      "model_call_limit_message", "not_done_message")}  # fmt: skip
-        check_texts(**self.texts)
+        check_texts(**texts)
+        self.door, self.no_record, self.settings, self.texts = door, no_record, settings, texts
         self.from_context = bool(from_context)
         self.settings_from_context = settings_from_context
         self.on_decision = on_decision
-        self.on_model_call = on_model_call
-        self.subagent_stops = bool(subagent_stops)
         self._told_ignored = False
-        self._wrapped = False  # a call ran through run_tool: the router's retry_in_place check
-        if self.tool_layer is not None and (
-            self.per_run or self.settings.retry_in_place or self.subagent_stops
-        ):  # a wrap_tool_call layer only where a setting uses one
-            self.__class__ = self.tool_layer
+        self.wrapped = False  # a call ran through run_tool: the router's retry_in_place check
 
     @property
     def per_run(self) -> bool:
@@ -121,11 +82,7 @@ class StopCore:
         return self.from_context or self.settings_from_context is not None
 
     def settings_for(self, context: object) -> StopSettings:
-        """Return the settings a turn started by a run with `context` records.
-
-        Raises:
-            TypeError: If `settings_from_context` returns neither StopSettings nor None.
-        """
+        """Return the settings a turn started by a run with `context` records."""
         if self.settings_from_context is not None:
             chosen = self.settings_from_context(context)
             if chosen is None:
@@ -143,13 +100,15 @@ class StopCore:
         context: object = None,
         *,
         begins: bool = False,
+        need: int = 3,
     ) -> dict[str, Any]:
         """Return a new turn's `{"stop_decision": None, "stop_turn": ...}`, else `{}`.
 
         A turn begins at a user's question, and where a run begins: given the graph's
         `state`, at a model call that follows no tool step of the turn (a planner's or a
         supervisor's reply); given `begins`, here. The record holds the settings
-        `context` (None: the running graph's) resolves.
+        `context` (None: the running graph's) resolves; `need` is the steps one model round
+        and a stop take in this door's graph.
         """
         messages: Sequence[BaseMessage] = (
             (state.get("messages") or []) if isinstance(state, Mapping) else state
@@ -161,8 +120,7 @@ class StopCore:
         if context is None:
             context, _ = _run_context()
         settings = self.settings_for(context)
-        left, (round_, end) = steps_left(), self._steps()
-        if left is not None and left < (need := round_ + end + self._start_nodes()):
+        if (left := steps_left()) is not None and left < need:
             logger.warning(
                 "The run's recursion_limit leaves %d steps at this turn's start; one model round "
                 "and a stop need %d here: raise recursion_limit", left, need,
@@ -178,13 +136,7 @@ class StopCore:
         return {"stop_decision": None, TURN_KEY: new_record(messages, settings)}
 
     def turn_settings(self, state: Mapping[str, Any], *, current: bool = False) -> StopSettings:
-        """Return the settings the current turn recorded at its start.
-
-        `current`: the caller already found the record to be this turn's.
-
-        Raises:
-            StateSchemaError: If the state holds no record of the turn.
-        """
+        """Return the turn's recorded settings (`current`: known to be this turn's record)."""
         missing = f"{self.door} found no record of this turn under '{TURN_KEY}': {self.no_record}"
         if not self.per_run:
             return recorded_settings(state, missing, checked=current)
@@ -201,33 +153,27 @@ class StopCore:
         new: Sequence[BaseMessage],
         settings: StopSettings,
         *,
-        room: bool | None = None,
+        room: bool,
         turn: Turn | None = None,
+        spends_call: Callable[[StopDecision], bool] | None = None,
     ) -> tuple[dict[str, Any], str | list[str | dict[str, Any]] | None]:
-        """Decide, stream and hook the step `new` ends.
+        """Decide, stream and hook the step `new` ends; return the update and a hard stop's answer.
 
-        `room` says whether the step limit leaves room for another round (None: count it
-        here); `turn` is the turn already scanned from the same state.
-
-        Returns:
-            The decision and the record's counts as a state update, and a hard stop's answer
-            (None otherwise), written once for its saving and for the caller.
+        `room`: the step limit leaves room for another round; `turn`: already scanned from the
+        same state; `spends_call`: a hard stop still calls the model (a structured answer).
         """
         messages = [*(state.get("messages") or []), *new]
         record = state.get(TURN_KEY) or {}
         turn = turn or scan_turn(messages, record)
         if settings.stop_mode == "polish" and turn.model_calls >= settings.max_model_calls:
             settings = settings.model_copy(update={"stop_mode": "hard"})  # no call left to polish
-        if room is None:
-            left, (round_, end) = steps_left(), self._steps(state)
-            room = left is None or left > round_ + end
         decision = decide_turn(turn, settings, room)
         if decision["rule"] == "step_limit":
             logger.warning("The run's recursion_limit ended the turn (rule 'step_limit') before "
                 "max_model_calls=%d: raise recursion_limit or lower max_model_calls",
                 settings.max_model_calls)  # fmt: skip
         answer = self.answer(decision, messages, turn) if is_hard_stop(decision, settings) else None
-        if answer is not None and self._spends_call(state, decision):
+        if answer is not None and spends_call is not None and spends_call(decision):
             decision["saved"] = {"model_calls": 0, "input_tokens": 0, "output_tokens": 0}
         elif answer is not None:
             spent = decision["rule"] in ("retry_budget", "model_call_limit", "step_limit")
@@ -245,18 +191,6 @@ class StopCore:
         if self.on_decision is not None:
             self.on_decision(decision, messages)
         return {"stop_decision": decision, TURN_KEY: {**record, **turn.counted}}, answer
-
-    def _steps(self, state: Mapping[str, Any] | None = None) -> tuple[int, int]:
-        """Return the graph steps one more model round takes, and those a stop then needs."""
-        return 2, 1  # agent and tools; then finalize
-
-    def _start_nodes(self) -> int:
-        """Return the nodes from a turn's start to its first round (none in the router)."""
-        return 0
-
-    def _spends_call(self, state: Mapping[str, Any], decision: StopDecision) -> bool:
-        """Return whether a hard stop still calls the model (a structured answer)."""
-        return False
 
     def answer(
         self, decision: StopDecision, messages: Sequence[BaseMessage], turn: Turn | None = None
@@ -313,7 +247,7 @@ class StopCore:
 
     def run_tool(self, run: Callable[[], ToolT], state: Mapping[str, Any]) -> ToolT:
         """Run one tool call, retried in place while transient if `retry_in_place` is on."""
-        self._wrapped = True
+        self.wrapped = True
         settings = self.turn_settings(state)
         if not settings.retry_in_place:
             return run()
@@ -323,7 +257,7 @@ class StopCore:
         self, run: Callable[[], Awaitable[ToolT]], state: Mapping[str, Any]
     ) -> ToolT:
         """Async twin of `run_tool`."""
-        self._wrapped = True
+        self.wrapped = True
         settings = self.turn_settings(state)
         if not settings.retry_in_place:
             return await run()

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Annotated, Any, NotRequired, cast
+from inspect import Signature, signature
+from typing import Annotated, Any, NotRequired, Self, cast
 
 from typing_extensions import override
 
@@ -28,18 +29,39 @@ except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
-from pydantic import TypeAdapter, ValidationError
 
-from stop_on_artifact._artifact import STOPPING_REASONS, STRUCTURED_FIELD, Reason, build, contract
-from stop_on_artifact._core import StopCore, internals_changed, pregel, steps_left
-from stop_on_artifact._decision import StopDecision, decide_turn, logger
+from stop_on_artifact._artifact import STOPPING_REASONS, Reason, build
+from stop_on_artifact._core import DecisionHook, Engine, internals_changed, pregel, steps_left
+from stop_on_artifact._decision import (
+    MODEL_CALL_LIMIT_MESSAGE,
+    NOT_DONE_MESSAGE,
+    RETRY_BUDGET_MESSAGE,
+    StopDecision,
+    decide_turn,
+    logger,
+)
 from stop_on_artifact._record import TURN_KEY, Decision, TurnRecord, opens_turn, starts_turn
+from stop_on_artifact._settings import (
+    ParallelPolicy,
+    SettingsFromContext,
+    StopMode,
+    StopSettings,
+    settings_from_arguments,
+)
+from stop_on_artifact._structured import Calls, declares_schema, schema_payload, stopped
 from stop_on_artifact._turn import scan_turn, tool_calls
 from stop_on_artifact.messages import require_messages
 
 ToolResult = ToolMessage | Command[Any]
 _HOOKS = ("before_model", "after_model", "after_agent")
-_Calls = Generator["ModelRequest[Any] | None", "ModelResponse[Any] | None", Any]
+ModelCallHook = Callable[[Sequence[BaseMessage], "StopDecision | None"], None]
+"""Called after each model call with the messages so far and the turn's latest decision."""
+DOOR = "StopOnArtifactMiddleware"
+NO_RECORD = (
+    "it writes one at the turn's first model call, so a tool step no model call of this "
+    "agent issued (a state update, a parent graph's reply) has none: start the turn with "
+    "a user's message, or let the agent's model issue the calls"
+)
 
 
 class StopOnArtifactState(AgentState[ResponseT]):
@@ -50,7 +72,7 @@ class StopOnArtifactState(AgentState[ResponseT]):
 
 
 class StopOnArtifactMiddleware(
-    StopCore, AgentMiddleware[StopOnArtifactState[ResponseT], ContextT, ResponseT]
+    AgentMiddleware[StopOnArtifactState[ResponseT], ContextT, ResponseT]
 ):
     """Stop after a tool step when [stop_on_artifact.decide][stop_on_artifact.decide] says so.
 
@@ -59,13 +81,31 @@ class StopOnArtifactMiddleware(
     on a hard stop, answers with the settled tools' content instead of calling the model, so
     the loop ends as a model reply without tool calls would. Under `polish` the model is
     called once more, with no tools. The graph gets no node of its own: a run takes the steps
-    stock `create_agent` takes. It takes [StopRouter][stop_on_artifact.StopRouter]'s
-    arguments, and `on_model_call`; `wrap_tool_call` is on the instance's class only when a
-    setting uses it.
+    stock `create_agent` takes, and a `wrap_tool_call` layer only where a setting uses one
+    (`retry_in_place`, `subagent_stops`, settings a run's context may set).
 
-    Its keyword-only arguments are [StopRouter][stop_on_artifact.StopRouter]'s (described
-    there), with `on_model_call` (called after every model call) and `subagent_stops` (a
-    subagent's stop, handed back by deepagents' `task`, read as that call's artifact).
+    The flat settings arguments (`stop_mode`, `parallel_policy`, `max_retries`,
+    `max_model_calls`, `retry_in_place`, `initial_delay`, `backoff_factor`,
+    `max_delay`) are [StopSettings][stop_on_artifact.StopSettings]' fields, described there.
+
+    Args:
+        settings: All of the flat settings at once, instead of the flat arguments.
+        from_context: Let the context of the run that starts a turn set them.
+        settings_from_context: Your own `(context) -> StopSettings | None` instead.
+        on_decision: Called with every decision, after it is streamed.
+        on_model_call: Called after every model call with the messages so far and the turn's
+            latest decision.
+        subagent_stops: A subagent's stop, handed back by deepagents' `task` tool, is read as
+            that call's artifact (see the README).
+        retry_budget_message: A hard stop's closing line when the retry budget is spent.
+        model_call_limit_message: Its closing line when the model-call cap ends the run.
+        not_done_message: A part left undone unless its tool wrote `not_done` ({where},
+            {tool} and {why} are filled in).
+
+    Raises:
+        TypeError: If `settings` is not a [StopSettings][stop_on_artifact.StopSettings] or comes
+            with a flat argument, or both `from_context` and `settings_from_context`.
+        ValueError: If an argument is outside its allowed values (named, never quoted).
 
     Example:
         A scripted model calls the tool once; its completed result answers:
@@ -82,13 +122,63 @@ class StopOnArtifactMiddleware(
     """
 
     state_schema = StopOnArtifactState  # type: ignore[assignment]
-    calls_model_hook = True
-    door = "StopOnArtifactMiddleware"
-    no_record = (
-        "it writes one at the turn's first model call, so a tool step no model call of this "
-        "agent issued (a state update, a parent graph's reply) has none: start the turn with "
-        "a user's message, or let the agent's model issue the calls"
-    )
+
+    def __new__(cls, *args: Any, **arguments: Any) -> Self:
+        """Return the class whose layers the settings use: `wrap_tool_call` only if one does."""
+        settings = arguments.get("settings")
+        layered = arguments.get("retry_in_place") or getattr(settings, "retry_in_place", False)
+        layered = layered or arguments.get("subagent_stops") or arguments.get("from_context")
+        layered = layered or arguments.get("settings_from_context") is not None
+        chosen = _WithToolLayer if layered and cls is StopOnArtifactMiddleware else cls
+        return cast("Self", super().__new__(chosen))
+
+    def __init__(
+        self,
+        *,
+        stop_mode: StopMode | None = None,
+        parallel_policy: ParallelPolicy | None = None,
+        max_retries: int | None = None,
+        max_model_calls: int | None = None,
+        retry_in_place: bool | None = None,
+        initial_delay: float | None = None,
+        backoff_factor: float | None = None,
+        max_delay: float | None = None,
+        settings: StopSettings | None = None,
+        from_context: bool = False,
+        settings_from_context: SettingsFromContext | None = None,
+        on_decision: DecisionHook | None = None,
+        on_model_call: ModelCallHook | None = None,
+        subagent_stops: bool = False,
+        retry_budget_message: str = RETRY_BUDGET_MESSAGE,
+        model_call_limit_message: str = MODEL_CALL_LIMIT_MESSAGE,
+        not_done_message: str = NOT_DONE_MESSAGE,
+    ) -> None:
+        """Validate and keep the settings and texts."""
+        super().__init__()
+        flat = {"stop_mode": stop_mode, "parallel_policy": parallel_policy,
+                "max_retries": max_retries, "max_model_calls": max_model_calls,
+                "retry_in_place": retry_in_place, "initial_delay": initial_delay,
+                "backoff_factor": backoff_factor, "max_delay": max_delay}  # fmt: skip
+        self._engine = Engine(
+            DOOR,
+            NO_RECORD,
+            settings_from_arguments(DOOR, settings, flat),
+            from_context=from_context,
+            settings_from_context=settings_from_context,
+            on_decision=on_decision,
+            texts={
+                "retry_budget_message": retry_budget_message,
+                "model_call_limit_message": model_call_limit_message,
+                "not_done_message": not_done_message,
+            },  # fmt: skip
+        )
+        self.on_model_call = on_model_call
+        self.subagent_stops = bool(subagent_stops)
+
+    @property
+    def settings(self) -> StopSettings:
+        """The settings a turn records unless a run's context sets its own."""
+        return self._engine.settings
 
     @property
     @override
@@ -96,26 +186,7 @@ class StopOnArtifactMiddleware(
         """The middleware's name in `create_agent` (one per agent)."""
         return "stop_on_artifact"
 
-    @override
-    def _start_nodes(self) -> int:
-        """The turn's first model call is where a stop would answer: one more node."""
-        return 1
-
-    @override
-    def _steps(self, state: Mapping[str, Any] | None = None) -> tuple[int, int]:
-        """Count this graph's nodes: a round's, and those after the model call that answers."""
-        nodes = _nodes()
-        if not nodes:
-            return super()._steps(state)
-        before, after, end = (sum(n.endswith(f".{h}") for n in nodes) for h in _HOOKS)
-        return before + after + 2, after + end
-
-    @override
-    def _spends_call(self, state: Mapping[str, Any], decision: StopDecision) -> bool:
-        """A stop still calls the model for a declared schema, unless its tool answered it."""
-        return _schema(state) and _payload(decision, state.get("messages") or []) is None
-
-    def _calls(self, request: ModelRequest[Any]) -> _Calls:
+    def _calls(self, request: ModelRequest[Any]) -> Calls:
         """Yield each request to send (None: no model call); return what makes the response.
 
         At a turn's start the turn is recorded; after a tool step the step is decided here,
@@ -135,22 +206,25 @@ class StopOnArtifactMiddleware(
 
         record = cast("TurnRecord | None", state.get(TURN_KEY))
         if starts_turn(messages, record) or opens_turn(messages, record):
-            update = self.turn_update(messages, begins=True)  # its first model call: a schema?
+            update = self._engine.turn_update(messages, begins=True, need=sum(_steps()) + 1)
             update[TURN_KEY]["schema"] = request.response_format is not None
             return ExtendedModelResponse(sent((yield request), None), Command(update=update))
         decision = cast("StopDecision | None", state.get("stop_decision"))
-        settings, schema = self.turn_settings(state, current=True), _schema(state)
-        if schema and decision is not None and self.polishing(state):  # the strategy retries
-            return (yield from self._stopped(request, decision, sent))
+        engine, schema = self._engine, declares_schema(state)
+        settings = engine.turn_settings(state, current=True)
+        if schema and decision is not None and engine.polishing(state):  # the strategy retries
+            return (yield from stopped(self._engine, request, decision, sent))
         if schema:  # a declared schema's call is one of max_model_calls
             settings = settings.model_copy(update={"max_model_calls": settings.max_model_calls - 1})
         turn, response, room = scan_turn(messages, record), None, True
         left = steps_left()  # the graph's nodes are counted only under a step limit
-        if left is not None and left <= sum(self._steps(state)):  # no room: ask, then see
+        if left is not None and left <= sum(_steps()):  # no room: ask, then see
             if decide_turn(turn, settings)["action"] == "continue":
                 response = sent((yield request), decision)
                 room = not any(tool_calls(m) for m in response.result)
-        update, answer = self.decide_step(state, [], settings, room=room, turn=turn)
+        spends = (lambda d: schema_payload(d, messages) is None) if schema else None
+        update, answer = engine.decide_step(state, [], settings, room=room, turn=turn,
+                                            spends_call=spends)  # fmt: skip
         decision = update["stop_decision"]
         if decision["action"] == "continue":
             response = response or sent((yield request), decision)
@@ -158,60 +232,12 @@ class StopOnArtifactMiddleware(
         if answer is not None and not schema:
             result = ModelResponse(result=[AIMessage(content=answer)])
             return ExtendedModelResponse(result, Command(update={**update, **_uncounted(state)}))
-        done = yield from self._stopped(request, decision, sent, answer)
+        done = yield from stopped(self._engine, request, decision, sent, answer)
         if isinstance(done, ExtendedModelResponse):  # its own decision (a missing schema) wins
             command = done.command or Command()
             merged = {**update, **cast("dict[str, Any]", command.update or {})}
             return ExtendedModelResponse(done.model_response, Command(update=merged))
         return ExtendedModelResponse(cast("ModelResponse[Any]", done), Command(update=update))
-
-    def _stopped(
-        self,
-        request: ModelRequest[Any],
-        decision: StopDecision,
-        sent: Callable[[ModelResponse[Any] | None, Any], ModelResponse[Any]],
-        answer: str | list[str | dict[str, Any]] | None = None,
-    ) -> _Calls:
-        """Answer a stop: the polish call, or a hard stop's answer in the declared schema.
-
-        A hard stop with a declared schema sends one call offered only the schema (none when
-        the tool's artifact answered it, or when `max_model_calls=1` leaves none); the polish
-        call with a schema is prose, then the structured call.
-        """
-        state, schema = request.state, request.response_format
-        messages = state["messages"]
-        if "answer_chars" not in decision:  # the one polish call (prose), then the schema
-            prose = sent((yield request.override(tools=[], response_format=None)), decision)
-            if schema is None:
-                return prose
-            asked: list[Any] = [*request.messages, *prose.result]
-            shaped = sent((yield request.override(tools=[], messages=asked)), decision)
-            return _structured(decision, prose.result, shaped)
-        reply = AIMessage(content=answer if answer is not None else self.answer(decision, messages))
-        if (payload := _payload(decision, messages)) is None:
-            if self.turn_settings(state).max_model_calls == 1:  # no call left for the schema
-                return _structured(decision, [reply], None)
-            asked = [*request.messages, reply]
-            shaped = sent((yield request.override(tools=[], messages=asked)), decision)
-            return _structured(decision, [reply], shaped)
-        shape: Any = getattr(schema, "schema", schema)
-        try:
-            value = (
-                payload if isinstance(shape, dict) else TypeAdapter(shape).validate_python(payload)
-            )
-        except ValidationError as error:
-            fields = {".".join(map(str, e["loc"])) or "(root)" for e in error.errors()}
-            logger.warning(
-                "structured_response of tool %s does not match response_format (fields: %s): "
-                "invalid_artifact, back to the model", decision["tool"], ", ".join(sorted(fields))
-            )  # fmt: skip
-            again = {k: v for k, v in decision.items() if k != "saved"}
-            again.update(action="continue", rule="invalid_artifact", answer_from=[], unsettled=[])
-            return ExtendedModelResponse(
-                model_response=sent((yield request), again),
-                command=Command(update={"stop_decision": again}),
-            )
-        return ModelResponse(result=[reply], structured_response=value)
 
     @override
     def wrap_model_call(
@@ -244,7 +270,7 @@ class StopOnArtifactMiddleware(
             return cast("ModelCallResult[Any]", done.value)
 
 
-class _ToolLayer(StopOnArtifactMiddleware[Any, Any]):
+class _WithToolLayer(StopOnArtifactMiddleware[Any, Any]):
     """With `wrap_tool_call`: in-place retries and subagents' stops."""
 
     def _handed_back(self, result: ToolResult) -> ToolResult:
@@ -282,7 +308,7 @@ class _ToolLayer(StopOnArtifactMiddleware[Any, Any]):
     ) -> ToolResult:
         """Retry a transient call in place first (`retry_in_place`); read a subagent's stop."""
         state = request.state if isinstance(request.state, dict) else {}
-        return self._handed_back(self.run_tool(lambda: handler(request), state))
+        return self._handed_back(self._engine.run_tool(lambda: handler(request), state))
 
     @override
     async def awrap_tool_call(
@@ -292,49 +318,21 @@ class _ToolLayer(StopOnArtifactMiddleware[Any, Any]):
     ) -> ToolResult:
         """Async twin of `wrap_tool_call`."""
         state = request.state if isinstance(request.state, dict) else {}
-        return self._handed_back(await self.arun_tool(lambda: handler(request), state))
+        return self._handed_back(await self._engine.arun_tool(lambda: handler(request), state))
+
+
+def _steps() -> tuple[int, int]:
+    """Count this graph's nodes: a round's, and those after the model call that answers."""
+    if not (nodes := _nodes()):
+        return 2, 1  # model and tools; then the answering model call
+    before, after, end = (sum(n.endswith(f".{h}") for n in nodes) for h in _HOOKS)
+    return before + after + 2, after + end
 
 
 def _saved(decision: StopDecision) -> int:
     """Return the model calls a stop saved, its subagents' included."""
     saved: Mapping[str, Any] = decision.get("saved") or {}
     return int(saved.get("model_calls", 0)) + int(saved.get("subagent_model_calls", 0))
-
-
-def _structured(
-    decision: StopDecision, result: list[BaseMessage], shaped: ModelResponse[Any] | None
-) -> ModelCallResult[Any]:
-    """Return `result` with the schema's answer; without one, None and why, in the decision.
-
-    A reply the strategy retries (ToolStrategy's `handle_errors`) goes back as it came.
-    """
-    if shaped is not None and shaped.structured_response is not None:
-        return ModelResponse(result=result, structured_response=shaped.structured_response)
-    if shaped is not None and any(isinstance(m, ToolMessage) for m in shaped.result):
-        return shaped
-    logger.warning("no structured_response: the model did not answer in the declared schema")
-    missing = {**decision, "structured": "missing"}
-    return ExtendedModelResponse(
-        model_response=ModelResponse(result=result, structured_response=None),
-        command=Command(update={"stop_decision": missing}),
-    )
-
-
-def _schema(state: Mapping[str, Any]) -> bool:
-    """Return whether this agent declares a response_format: its turn's record says."""
-    record: Mapping[str, Any] = state.get(TURN_KEY) or {}
-    return bool(record.get("schema", "structured_response" in state))  # an older record
-
-
-def _payload(decision: StopDecision, messages: Sequence[BaseMessage]) -> Any:
-    """Return the structured answer the one settled part's artifact holds, else None."""
-    if len(decision["answer_from"]) != 1 or decision["unsettled"]:
-        return None
-    for message in reversed(messages):
-        if isinstance(message, ToolMessage) and message.tool_call_id == decision["answer_from"][0]:
-            artifact = contract(message.artifact)
-            return artifact.get(STRUCTURED_FIELD) if isinstance(artifact, dict) else None
-    return None
 
 
 def _uncounted(state: Mapping[str, Any]) -> dict[str, int]:
@@ -363,4 +361,7 @@ def _nodes() -> list[str]:
     return [channel[10:] for channel in channels if channel.startswith("branch:to:")]
 
 
-StopOnArtifactMiddleware.tool_layer = _ToolLayer
+_INIT = signature(StopOnArtifactMiddleware.__init__)
+StopOnArtifactMiddleware.__signature__ = _INIT.replace(  # type: ignore[attr-defined]
+    parameters=list(_INIT.parameters.values())[1:], return_annotation=Signature.empty
+)  # the constructor's own (__new__ only picks the class)

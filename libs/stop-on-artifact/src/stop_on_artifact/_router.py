@@ -8,17 +8,38 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable
+from langgraph.types import Command
 
-from stop_on_artifact._core import StopCore
-from stop_on_artifact._decision import StopDecision, logger
+from stop_on_artifact._artifact import carried
+from stop_on_artifact._core import DecisionHook, Engine, steps_left
+from stop_on_artifact._decision import (
+    MODEL_CALL_LIMIT_MESSAGE,
+    NOT_DONE_MESSAGE,
+    RETRY_BUDGET_MESSAGE,
+    StopDecision,
+    logger,
+)
+from stop_on_artifact._settings import (
+    ParallelPolicy,
+    SettingsFromContext,
+    StopMode,
+    StopSettings,
+    settings_from_arguments,
+)
 
 if TYPE_CHECKING:  # langgraph 1.x: ToolNode's wrap_tool_call (0.6 calls run_tool instead)
     from langgraph.prebuilt.tool_node import ToolCallRequest
 
 StateT = TypeVar("StateT", bound=Mapping[str, Any])
+ToolT = TypeVar("ToolT")
+NO_RECORD = (
+    "declare it in the graph's state (inherit stop_on_artifact.StopState, or add "
+    "'stop_turn: dict | None'), and return StopRouter.turn_update(...) from the node that "
+    "calls the model"
+)
 
 
-class StopRouter(StopCore):
+class StopRouter:
     """The model's tools, the tools-step decision, the route after tools and `finalize`.
 
     The `agent` node binds the model with `bind_model` and returns `turn_update`
@@ -34,9 +55,6 @@ class StopRouter(StopCore):
         from_context: Let the context of the run that starts a turn set them.
         settings_from_context: Your own `(context) -> StopSettings | None` instead.
         on_decision: Called with every decision, after it is streamed.
-        subagent_stops: `StopOnArtifactMiddleware` only: a subagent's stop, handed back by
-            deepagents' `task` tool, is read as that call's artifact (see the README).
-        on_model_call: `StopOnArtifactMiddleware` only: called after every model call.
         retry_budget_message: A hard stop's closing line when the retry budget is spent.
         model_call_limit_message: Its closing line when the model-call cap ends the run.
         not_done_message: A part left undone unless its tool wrote `not_done` ({where},
@@ -55,18 +73,91 @@ class StopRouter(StopCore):
             'polish'
     """
 
-    _told_unwrapped = False  # retry_in_place with no call through run_tool: said once
+    def __init__(
+        self,
+        *,
+        stop_mode: StopMode | None = None,
+        parallel_policy: ParallelPolicy | None = None,
+        max_retries: int | None = None,
+        max_model_calls: int | None = None,
+        retry_in_place: bool | None = None,
+        initial_delay: float | None = None,
+        backoff_factor: float | None = None,
+        max_delay: float | None = None,
+        settings: StopSettings | None = None,
+        from_context: bool = False,
+        settings_from_context: SettingsFromContext | None = None,
+        on_decision: DecisionHook | None = None,
+        retry_budget_message: str = RETRY_BUDGET_MESSAGE,
+        model_call_limit_message: str = MODEL_CALL_LIMIT_MESSAGE,
+        not_done_message: str = NOT_DONE_MESSAGE,
+    ) -> None:
+        """Validate and keep the settings and texts."""
+        flat = {"stop_mode": stop_mode, "parallel_policy": parallel_policy,
+                "max_retries": max_retries, "max_model_calls": max_model_calls,
+                "retry_in_place": retry_in_place, "initial_delay": initial_delay,
+                "backoff_factor": backoff_factor, "max_delay": max_delay}  # fmt: skip
+        self._engine = Engine(
+            "StopRouter",
+            NO_RECORD,
+            settings_from_arguments("StopRouter", settings, flat),
+            from_context=from_context,
+            settings_from_context=settings_from_context,
+            on_decision=on_decision,
+            texts={
+                "retry_budget_message": retry_budget_message,
+                "model_call_limit_message": model_call_limit_message,
+                "not_done_message": not_done_message,
+            },  # fmt: skip
+        )
+        self._told_unwrapped = False  # retry_in_place with no call through run_tool: said once
+
+    @property
+    def settings(self) -> StopSettings:
+        """The settings a turn records unless a run's context sets its own."""
+        return self._engine.settings
+
+    @property
+    def texts(self) -> dict[str, str]:
+        """The texts a hard stop's answer is written in, by argument name."""
+        return self._engine.texts
+
+    def turn_update(
+        self, state: Mapping[str, Any] | Sequence[BaseMessage], context: object = None
+    ) -> dict[str, Any]:
+        """Return a new turn's `{"stop_decision": None, "stop_turn": ...}`, else `{}`.
+
+        The model node returns it with the reply. A turn begins at a user's question, and at
+        a model call that follows no tool step of the turn (a planner's or a supervisor's
+        reply); its record holds the settings `context` (None: the running graph's) resolves.
+        """
+        return self._engine.turn_update(state, context)
+
+    def run_tool(self, run: Callable[[], ToolT], state: Mapping[str, Any]) -> ToolT:
+        """Run one tool call (`run()`), retried in place while transient if `retry_in_place`."""
+        return self._engine.run_tool(run, state)
+
+    async def arun_tool(
+        self, run: Callable[[], Awaitable[ToolT]], state: Mapping[str, Any]
+    ) -> ToolT:
+        """Async twin of `run_tool`."""
+        return await self._engine.arun_tool(run, state)
+
+    def in_place_retries_left(self, state: Mapping[str, Any]) -> int:
+        """Return the in-place retries the next tool step's calls may run, all together."""
+        return self._engine.in_place_retries_left(state)
 
     def bind_model(
         self, model: BaseChatModel, tools: Sequence[Any], state: Mapping[str, Any]
     ) -> Runnable[LanguageModelInput, Any]:
         """Return `model.bind_tools(tools)`, or `model` itself for the polish call."""
-        return model if self.polishing(state) or not tools else model.bind_tools(tools)
+        return model if self._engine.polishing(state) or not tools else model.bind_tools(tools)
 
-    def after_tools(
-        self, state: Mapping[str, Any], new: Sequence[BaseMessage]
-    ) -> dict[str, StopDecision]:
+    def after_tools(self, state: Mapping[str, Any], new: Sequence[Any]) -> dict[str, StopDecision]:
         """Return `{"stop_decision": ...}` for the step `new` ends (`state`: before it).
+
+        `new` holds the step's ToolMessages; a `Command` a tool returned counts as the
+        ToolMessage it carries.
 
         Raises:
             TypeError: If `state` is not a mapping (0.2 passed the messages).
@@ -78,15 +169,18 @@ class StopRouter(StopCore):
                 "router.after_tools(state, new_messages)"
             )
             raise TypeError(msg)
-        settings = self.turn_settings(state)
-        if settings.retry_in_place and not self._wrapped and not self._told_unwrapped:
+        settings = self._engine.turn_settings(state)
+        if settings.retry_in_place and not self._engine.wrapped and not self._told_unwrapped:
             self._told_unwrapped = True
             logger.warning(
                 "retry_in_place is on, but no tool call ran through this router: build the "
                 "tools node as ToolNode(tools, wrap_tool_call=router.wrap_tool_call, "
                 "awrap_tool_call=router.awrap_tool_call), or call router.run_tool"
             )
-        update, _ = self.decide_step(state, new, settings)
+        messages = [carried(m) if isinstance(m, Command) else m for m in new]
+        left = steps_left()  # a round is agent and tools; a stop then needs finalize
+        room = left is None or left > 3
+        update, _ = self._engine.decide_step(state, [m for m in messages if m], settings, room=room)
         return update
 
     def wrap_tool_call(
@@ -98,7 +192,6 @@ class StopRouter(StopCore):
             request: The call and the graph's state, from `ToolNode`.
             handler: Runs the call.
         """
-        self._wrapped = True
         state = request.state if isinstance(request.state, Mapping) else {}
         return self.run_tool(lambda: handler(request), state)
 
@@ -106,7 +199,6 @@ class StopRouter(StopCore):
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
     ) -> Any:
         """Async twin of `wrap_tool_call` (`ToolNode(awrap_tool_call=...)`)."""
-        self._wrapped = True
         state = request.state if isinstance(request.state, Mapping) else {}
         return await self.arun_tool(lambda: handler(request), state)
 
@@ -129,4 +221,4 @@ class StopRouter(StopCore):
         if decision is None or decision["action"] != "stop":
             msg = "finalize reached without a stop decision in 'stop_decision'"
             raise RuntimeError(msg)
-        return {"messages": [AIMessage(content=self.answer(decision, state["messages"]))]}
+        return {"messages": [AIMessage(content=self._engine.answer(decision, state["messages"]))]}
