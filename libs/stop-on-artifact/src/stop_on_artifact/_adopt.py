@@ -1,7 +1,4 @@
-"""Adopt an existing tool: text on success and exceptions on failure become artifacts.
-
-An MCP tool (either client) is adopted too: its error results and request timeouts are outcomes.
-"""
+"""Adopt an existing tool (an MCP one too): its text and exceptions become artifacts."""
 
 from __future__ import annotations
 
@@ -220,8 +217,7 @@ def adopt(
     if set(transient_errors) & set(fatal_errors):
         raise ValueError("an exception type is listed as both transient and fatal")
     shared = stops == "when_marked" and mark == "shared"  # then no argument: plain, markable
-    schema = wrapped.args_schema  # an MCP tool's is a JSON schema, kept as it is
-    schema = schema if isinstance(schema, dict) else wrapped.get_input_schema()
+    schema = s if isinstance(s := wrapped.args_schema, dict) else wrapped.get_input_schema()
     fields = getattr(schema, "model_fields", {})  # an MCP tool's JSON schema has none
     marker = InjectedIdempotencyKey  # the class, or an instance of it
     keys = tuple(n for n, f in fields.items() if any(marker in (m, type(m)) for m in f.metadata))

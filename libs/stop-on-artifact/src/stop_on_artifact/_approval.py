@@ -1,7 +1,4 @@
-"""Asking a person about tool calls with langchain's human-in-the-loop request, as plain dicts.
-
-A malformed answer never fails the run: the same actions are asked again, led by what was wrong.
-"""
+"""Asking a person about tool calls with langchain's human-in-the-loop request, as plain dicts."""
 
 from __future__ import annotations
 
@@ -121,11 +118,7 @@ def read_decisions(response: object, expected: int) -> list[Decision]:
 
 
 def reject_reason(decision: Mapping[str, Any]) -> str | None:
-    r"""Return a reject's non-blank reason as a person reads it, or None.
-
-    On one line, cut to `MAX_REASON_CHARS`, its Markdown escaped, and every `$`
-    written `\$` (chat front ends read the text between two `$` as math); linear time.
-    """
+    """Return a reject's non-blank reason on one line, cut, Markdown and `$` escaped; or None."""
     message = decision.get("message") if decision.get("type") == "reject" else None
     if not isinstance(message, str) or not message.strip():
         return None
@@ -140,10 +133,7 @@ def reject_reason(decision: Mapping[str, Any]) -> str | None:
 
 
 def ask(actions: Sequence[hitl.ActionRequest]) -> list[Decision]:
-    """Pause until a resume answers `actions` (a malformed answer is asked again); claim it.
-
-    A resume re-runs the node and `interrupt()` replays every answer so far.
-    """
+    """Pause until a resume answers `actions` (a malformed answer is asked again); claim it."""
     configs = [
         {"action_name": a["name"], "allowed_decisions": ["approve", "reject"]} for a in actions
     ]
@@ -156,10 +146,7 @@ def ask(actions: Sequence[hitl.ActionRequest]) -> list[Decision]:
 
 
 def claim_answer() -> None:
-    """Claim the answered pause for this run; `ApprovalUsedError` if another run did.
-
-    Two runs resumed from one checkpoint share the thread and the asking task's namespace.
-    """
+    """Claim the answered pause (thread, task namespace) for this run; raise if another did."""
     try:
         config = get_config()
     except RuntimeError:  # outside a graph run: nothing to race with

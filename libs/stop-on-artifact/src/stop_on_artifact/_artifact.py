@@ -1,8 +1,6 @@
 """The artifact contract: the reason vocabulary, one builder per reason, strict parsing.
 
-A `content_and_artifact` tool returns `(content, artifact)`; only orchestration reads the
-artifact, a small dict built by `completed`, `transient`, `fatal` or
-`policy_block` (over MCP, a result's structured content, also one level down).
+Only orchestration reads a tool's artifact (over MCP, its structured content, one level down).
 """
 
 from __future__ import annotations
@@ -21,24 +19,15 @@ Reason = Literal["completed", "transient", "fatal", "policy_block"]
 REASONS: tuple[str, ...] = get_args(Reason)
 STOPPING_REASONS: frozenset[str] = frozenset({"completed", "fatal", "policy_block"})
 
-MAX_EXTRA_FIELD_CHARS = 200
-"""Longest string an optional artifact field may hold (but `NOT_DONE_FIELD`)."""
+MAX_EXTRA_FIELD_CHARS = 200  # the longest string an optional field may hold (not_done aside)
 NOT_DONE_FIELD = "not_done"
 """The field of a tool's user-safe "not done" line (see [transient][stop_on_artifact.transient])."""
-MAX_NOT_DONE_CHARS = 500
-"""Longest `not_done` line."""
-
-IN_PLACE_FIELD = "in_place_retries"
-"""Artifact field: how many extra attempts of the call ran in place (`retry_in_place`)."""
-STRUCTURED_FIELD = "structured_response"
-"""The one field that holds a dict: the run's structured answer (see `response_format`)."""
-MCP_FIELD = "structured_content"
-"""The one key of langchain-mcp-adapters' `MCPToolArtifact`, holding the server's dict."""
-
-LIBRARY_FIELDS = frozenset({"approval", IN_PLACE_FIELD})
-"""Fields only the library writes (a person's answer, in-place retries): refused from a tool."""
-MARK = "stop_on_artifact"
-"""The `ToolMessage.response_metadata` key naming the library fields it added."""
+MAX_NOT_DONE_CHARS = 500  # the longest not_done line
+IN_PLACE_FIELD = "in_place_retries"  # the extra attempts of the call run in place
+STRUCTURED_FIELD = "structured_response"  # the one dict field: the run's structured answer
+MCP_FIELD = "structured_content"  # the one key of langchain-mcp-adapters' MCPToolArtifact
+LIBRARY_FIELDS = frozenset({"approval", IN_PLACE_FIELD})  # the library's only: refused from a tool
+MARK = "stop_on_artifact"  # the response_metadata key naming the library fields it added
 
 _SCALAR = (str, int, float, bool, type(None))
 _TOLD: set[str] = set()  # artifact types already named in a warning
@@ -196,27 +185,18 @@ def with_carried(result: Any, message: ToolMessage) -> Any:
     """Return `result` answering with `message` in place of its carried ToolMessage."""
     if not isinstance(result, Command) or not isinstance(result.update, dict):
         return message
-    update = result.update
-    kept = [message if isinstance(m, ToolMessage) else m for m in update["messages"]]
-    return dataclasses.replace(result, update={**update, "messages": kept})
+    kept = [message if isinstance(m, ToolMessage) else m for m in result.update["messages"]]
+    return dataclasses.replace(result, update={**result.update, "messages": kept})
 
 
 def speaks(artifact: object) -> bool:
-    """Return whether an artifact speaks the contract (names `stop` or `reason`).
-
-    Another tool's own artifact (a shell's exit code, a server's data) does not: its result
-    is a plain input for the model, like one with no artifact.
-    """
+    """Return whether an artifact names `stop` or `reason` (else its result is a plain input)."""
     inner = contract(artifact)
     return isinstance(inner, dict) and ("stop" in inner or "reason" in inner)
 
 
 def contract(artifact: object) -> object:
-    """Return what holds the contract: an MCP tool's structured content, else `artifact`.
-
-    A pydantic model or a dataclass carrying `stop` or `reason` is read as its fields; any
-    other object that names them is ignored with a warning naming its type (never its value).
-    """
+    """Return what holds the contract: MCP structured content, a model's fields, or `artifact`."""
     if isinstance(artifact, dict) and len(artifact) == 1 and MCP_FIELD in artifact:
         return artifact[MCP_FIELD]
     if isinstance(artifact, dict | str | bytes | list | tuple) or artifact is None:

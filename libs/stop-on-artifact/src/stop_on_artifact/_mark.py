@@ -1,8 +1,4 @@
-"""The shared mark: one small tool the model calls beside the calls whose results answer.
-
-A tool adopted with `stops="when_marked", mark="shared"` succeeds with a plain result carrying
-`MARKABLE`; beside a call of `mark_tool` in one reply, the scan reads it completed.
-"""
+"""The shared mark: one small tool the model calls beside the calls whose results answer."""
 
 from __future__ import annotations
 
@@ -14,8 +10,7 @@ from langchain_core.tools import BaseTool, tool
 from stop_on_artifact._artifact import completed
 
 MARK_TOOL = "mark_final"
-MARKABLE = {"markable": True}
-"""A shared-mode tool's artifact on success: no contract, so a plain result until marked."""
+MARKABLE = {"markable": True}  # a shared-mode tool's success: no contract, plain until marked
 
 
 def mark_tool() -> BaseTool:

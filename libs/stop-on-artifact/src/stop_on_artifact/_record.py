@@ -1,8 +1,6 @@
 """The turn's record (`stop_turn`): its settings, written once at its first model call.
 
-A turn may span several runs (a resume with whatever context): every later step reads the
-record, so another context changes nothing in the turn. Each decision adds what it counted,
-so a budget holds after another middleware removes messages.
+Every later run of the turn reads it; each decision adds what it counted, so a budget holds.
 """
 
 from __future__ import annotations
@@ -28,33 +26,21 @@ logger = logging.getLogger("stop_on_artifact")
 class TurnRecord(TypedDict):
     """What a turn decided when it started, and what its decisions counted since."""
 
-    turn: str
-    """The id of the last message present when the turn began (`#<position>` without one)."""
-    settings: dict[str, Any]
-    """The turn's `StopSettings`, as JSON."""
-    schema: NotRequired[bool]
-    """Whether the agent declares a `response_format` (its first model call's request says)."""
-    replies: NotRequired[list[str]]
-    """The ids of the turn's model replies counted so far."""
-    transients: NotRequired[dict[str, int]]
-    """Transient outcomes counted so far, by call id (in-place included)."""
-    rounds: NotRequired[int]
-    """The decisions made so far: each one follows one model call."""
-    steps: NotRequired[dict[str, int]]
-    """The round that read each result, by message id: a removed reply's step stays apart."""
+    turn: str  # the id of the last message present when the turn began (`#<position>` without)
+    settings: dict[str, Any]  # the turn's StopSettings, as JSON
+    schema: NotRequired[bool]  # whether the agent declares a response_format
+    replies: NotRequired[list[str]]  # the ids of the turn's model replies counted so far
+    transients: NotRequired[dict[str, int]]  # transient outcomes so far, by call id (in place too)
+    rounds: NotRequired[int]  # the decisions made so far: each one follows one model call
+    steps: NotRequired[dict[str, int]]  # the round that read each result, by message id
 
 
 def latest(current: StopDecision | None, new: StopDecision | None) -> StopDecision | None:
-    """Keep the latest decision; several in one step (subagents side by side) never collide.
-
-    deepagents copies a subagent's public state back into the parent, `stop_decision`
-    included; the parent's own decision after that tool step replaces it.
-    """
+    """Keep the latest decision: one deepagents copies back from a subagent never collides."""
     return new
 
 
-Decision = Annotated[StopDecision | None, latest]
-"""The `stop_decision` key's type, with its reducer."""
+Decision = Annotated[StopDecision | None, latest]  # the stop_decision key's type and reducer
 
 
 class StopState(MessagesState):
@@ -90,11 +76,7 @@ class StateSchemaError(RuntimeError):
 
 
 def starts_turn(messages: Sequence[BaseMessage], record: object = None) -> bool:
-    """Return True when `messages` end with a user's question `record` does not name yet.
-
-    A user message a tool adds after its result, or a summary a middleware writes, is no
-    question: the turn goes on.
-    """
+    """Return True when `messages` end with a user's question `record` does not name yet."""
     if not messages or not asks(messages, len(messages) - 1):
         return False
     return not isinstance(record, Mapping) or record.get("turn") != messages[-1].id
@@ -117,10 +99,7 @@ def new_record(messages: Sequence[BaseMessage], settings: StopSettings) -> TurnR
 
 
 def is_current(record: object, messages: Sequence[BaseMessage]) -> bool:
-    """Return whether `record` is this turn's: no user's question came after its start.
-
-    A record naming a message no longer in the list is current (a middleware trimmed it).
-    """
+    """Return whether `record` is this turn's: no user's question came after its start."""
     if not isinstance(record, Mapping) or not isinstance(record.get("turn"), str):
         return False
     turn = record["turn"]
@@ -161,23 +140,13 @@ def recorded_settings(
     *,
     checked: bool = False,
 ) -> StopSettings:
-    """Return the settings the current turn runs under, from its record.
-
-    Fields of `current` (the run's context's settings, or its out-of-range field names)
-    that differ are logged once per turn and `run`; with no record, the error says `missing`
-    (`checked`: the caller found the record current).
-
-    Raises:
-        StateSchemaError: If the state holds no record of this turn.
-    """
+    """Return the turn's settings from its record, logging once per turn what `current` changes."""
     record: Any = state.get(TURN_KEY)
     if not checked and not is_current(record, state.get("messages") or []):
         raise StateSchemaError(missing)
     settings = _validated(tuple(sorted(record["settings"].items())))
+    if isinstance(current, StopSettings) and current != settings:
+        current = tuple(n for n, value in settings if getattr(current, n) != value)
     if isinstance(current, tuple):
         _warn(str(record["turn"]), run, current)
-    elif current is not None and current != settings:
-        fields = StopSettings.model_fields
-        changed = tuple(n for n in fields if getattr(current, n) != getattr(settings, n))
-        _warn(str(record["turn"]), run, changed)
     return settings

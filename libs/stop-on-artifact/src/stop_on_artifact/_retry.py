@@ -1,8 +1,6 @@
 """Retry a transient tool call in place, before the model hears of it.
 
-The call runs again after `initial_delay * backoff_factor ** n` s (at most `max_delay`)
-while transient and while `take(result)` grants one from the step's shared `max_retries`
-budget; the last attempt's artifact records `in_place_retries`.
+The last attempt's artifact records `in_place_retries`.
 """
 
 from __future__ import annotations
@@ -13,16 +11,9 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any, TypeVar, cast
 
-from stop_on_artifact._artifact import (
-    IN_PLACE_FIELD,
-    InvalidArtifactError,
-    carried,
-    parse_artifact,
-    speaks,
-    with_carried,
-    with_library_fields,
-)
+from stop_on_artifact import _artifact
 from stop_on_artifact._settings import MAX_DELAY
+from stop_on_artifact._turn import judge
 
 Result = TypeVar("Result")
 
@@ -44,21 +35,17 @@ def current_attempt() -> int:
 
 def is_transient(result: object) -> bool:
     """Return True when `result` (or the ToolMessage its Command holds) says `transient`."""
-    message = carried(result)
-    if message is None or not isinstance(message.artifact, dict):
+    if (message := _artifact.carried(result)) is None or not isinstance(message.artifact, dict):
         return False
-    try:
-        return bool(parse_artifact(message)["reason"] == "transient")
-    except InvalidArtifactError:
-        return False
+    return judge(message).reason == "transient"
 
 
 def _recorded(result: Result, retries: int) -> Result:
-    message = carried(result)
-    if retries == 0 or message is None or not speaks(message.artifact):
+    message = _artifact.carried(result)
+    if retries == 0 or message is None or not _artifact.speaks(message.artifact):
         return result  # a plain result (a read tool's success) stays plain
-    recorded = with_library_fields(message, **{IN_PLACE_FIELD: retries})
-    return cast("Result", with_carried(result, recorded))
+    recorded = _artifact.with_library_fields(message, **{_artifact.IN_PLACE_FIELD: retries})
+    return cast("Result", _artifact.with_carried(result, recorded))
 
 
 def retry_in_place(
@@ -78,7 +65,7 @@ def retry_in_place(
             result = run()
         finally:
             _ATTEMPT.reset(token)
-        if not (is_transient(result) and take(carried(result))):
+        if not (is_transient(result) and take(_artifact.carried(result))):
             return _recorded(result, done)
         sleep(min(max_delay, MAX_DELAY, initial_delay * backoff_factor**done))
         done += 1
@@ -100,7 +87,7 @@ async def aretry_in_place(
             result = await run()
         finally:
             _ATTEMPT.reset(token)
-        if not (is_transient(result) and take(carried(result))):
+        if not (is_transient(result) and take(_artifact.carried(result))):
             return _recorded(result, done)
         await asyncio.sleep(min(max_delay, MAX_DELAY, initial_delay * backoff_factor**done))
         done += 1

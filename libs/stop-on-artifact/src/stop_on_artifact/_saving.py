@@ -13,12 +13,10 @@ from typing_extensions import TypedDict
 class Saving(TypedDict):
     """The model call a hard stop skipped: `stop_decision["saved"]`."""
 
-    model_calls: int
-    """1, the call that would have restated the tools' content; 2 with a retry round first."""
+    model_calls: int  # 1, the call that would have restated the tools' content; 2 with a retry
     input_tokens: int
     output_tokens: int
-    subagent_model_calls: NotRequired[int]
-    """Calls the subagents whose stops answer here saved in turn (`subagent_stops`)."""
+    subagent_model_calls: NotRequired[int]  # what the subagents whose stops answer here saved
 
 
 def estimate_saving(
@@ -29,13 +27,7 @@ def estimate_saving(
     """Estimate the model calls a hard stop with `answer` skips after `messages`.
 
     The skipped call reads what the last model call read (its `usage_metadata`, else
-    `count_tokens_approximately`), that reply and the tool step, and writes the answer; a
-    stop leaving parts to retry also skips the retry round.
-
-    Args:
-        messages: The turn so far, its last tool step included.
-        answer: The stop's answer.
-        retried: The ids of the calls a loop without the stop would retry first.
+    approximated), that reply and the tool step; `retried` calls add the retry round.
     """
     for index, message in reversed(list(enumerate(messages))):
         if isinstance(message, AIMessage) and (usage := message.usage_metadata) is not None:

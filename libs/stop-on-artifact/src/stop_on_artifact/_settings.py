@@ -17,11 +17,8 @@ ParallelPolicy = Literal["all", "priority", "any"]
 """Several calls in a step: `all` stops when all settled, `priority`/`any` on any stop."""
 
 MAX_LIMIT = 50  # the largest max_retries / max_model_calls accepted
-MAX_DELAY = 5.0
-"""Longest wait between two in-place attempts, so a run's settings cannot stall a worker."""
-
-SettingsFromContext = Callable[[Any], "StopSettings | None"]
-"""`(runtime.context) -> StopSettings`, or None to keep the constructor's settings."""
+MAX_DELAY = 5.0  # the longest wait between two in-place attempts: a worker never stalls
+SettingsFromContext = Callable[[Any], "StopSettings | None"]  # None keeps the constructor's
 
 
 class StopSettings(BaseModel):
@@ -136,12 +133,9 @@ class StopSettings(BaseModel):
 def given_settings(context: object) -> dict[str, Any]:
     """Return the settings a run's context set: a model's fields set, a mapping's keys."""
     if isinstance(context, BaseModel):
-        given = {name: getattr(context, name) for name in context.model_fields_set}
-    elif isinstance(context, Mapping):
-        given = dict(context)
-    else:
-        return {}
-    return {name: value for name, value in given.items() if name in StopSettings.model_fields}
+        context = {name: getattr(context, name) for name in context.model_fields_set}
+    fields = StopSettings.model_fields
+    return {k: v for k, v in context.items() if k in fields} if isinstance(context, Mapping) else {}
 
 
 def named_settings(context: object) -> list[str]:
@@ -154,12 +148,7 @@ def named_settings(context: object) -> list[str]:
 def settings_from_arguments(
     owner: str, settings: StopSettings | None, flat: Mapping[str, object]
 ) -> StopSettings:
-    """Return a constructor's settings: `settings`, or the flat arguments validated.
-
-    Raises:
-        TypeError: If both are given, or `settings` is not a `StopSettings`.
-        ValueError: If a flat argument is outside its allowed values (named, never quoted).
-    """
+    """Return a constructor's settings: `settings`, or the flat arguments validated."""
     given = {name: value for name, value in flat.items() if value is not None}
     if settings is not None:
         if given:
@@ -167,8 +156,7 @@ def settings_from_arguments(
             msg = f"{owner} takes either settings= or the flat arguments ({names}), not both"
             raise TypeError(msg)
         if not isinstance(settings, StopSettings):
-            msg = "settings must be a StopSettings"
-            raise TypeError(msg)
+            raise TypeError("settings must be a StopSettings")
         return settings
     try:
         return StopSettings.model_validate(given)
@@ -177,20 +165,14 @@ def settings_from_arguments(
             f"{'.'.join(map(str, problem['loc']))}: {problem['msg']}"
             for problem in error.errors(include_input=False, include_url=False)
         )
-        msg = f"{owner} argument {problems}"
-        raise ValueError(msg) from None
+        raise ValueError(f"{owner} argument {problems}") from None
 
 
 def check_texts(**texts: str) -> None:
-    """Check a constructor's texts: non-empty strings, `not_done_message`'s placeholders.
-
-    Raises:
-        ValueError: Naming the argument, never quoting it.
-    """
+    """Check a constructor's texts (naming, never quoting them): `not_done_message`'s fields."""
     for name, value in texts.items():
         if not isinstance(value, str) or not value.strip():
-            msg = f"{name} must be a non-empty string"
-            raise ValueError(msg)
+            raise ValueError(f"{name} must be a non-empty string")
     try:
         fields = list(Formatter().parse(texts.get("not_done_message", "")))
     except ValueError:
@@ -198,5 +180,4 @@ def check_texts(**texts: str) -> None:
     if any(
         f is not None and (f not in {"where", "tool", "why"} or s or c) for _, f, s, c in fields
     ):
-        msg = "not_done_message may use only the placeholders {where}, {tool} and {why}"
-        raise ValueError(msg)
+        raise ValueError("not_done_message may use only the placeholders {where}, {tool} and {why}")

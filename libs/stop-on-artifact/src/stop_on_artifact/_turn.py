@@ -9,13 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 
-from stop_on_artifact._artifact import (
-    IN_PLACE_FIELD,
-    InvalidArtifactError,
-    contract,
-    parse_artifact,
-    speaks,
-)
+from stop_on_artifact import _artifact
 from stop_on_artifact._mark import MARK_TOOL, read_marks
 
 _UNKNOWN = INVALID_TOOL_NAME_ERROR_TEMPLATE.split("{available_tools}")[0]  # ToolNode's, 0.6 on
@@ -44,21 +38,18 @@ def turn_start(messages: Sequence[BaseMessage], record: object = None) -> int:
 
 def asks(messages: Sequence[BaseMessage], index: int) -> bool:
     """Return whether `messages[index]` is a user's question, not a tool's or a summary."""
-    message = messages[index]
-    if not isinstance(message, HumanMessage):
+    if not isinstance(message := messages[index], HumanMessage):
         return False
     if message.additional_kwargs.get("lc_source") == "summarization":
         return False
-    for before in range(index - 1, -1, -1):  # the message before any run of user messages
-        if not isinstance(messages[before], HumanMessage):
-            return not isinstance(messages[before], ToolMessage)
-    return True
+    back = (m for i in range(index - 1, -1, -1) if not isinstance(m := messages[i], HumanMessage))
+    return not isinstance(next(back, None), ToolMessage)  # before any run of user messages
 
 
 def in_place_retries(message: ToolMessage) -> int:
     """Return how many in-place retries ran for `message`'s call (0 when none)."""
-    artifact = contract(message.artifact)
-    count = artifact.get(IN_PLACE_FIELD) if isinstance(artifact, dict) else None
+    artifact = _artifact.contract(message.artifact)
+    count = artifact.get(_artifact.IN_PLACE_FIELD) if isinstance(artifact, dict) else None
     return count if type(count) is int and count > 0 else 0
 
 
@@ -67,14 +58,11 @@ class Verdict:
     """One ToolMessage judged on its own."""
 
     stop: bool
-    rule: str
-    """Its reason, or `tool_error` / `invalid_artifact` / `no_artifact`."""
+    rule: str  # its reason, or tool_error / invalid_artifact / no_artifact
     reason: str | None
     message: ToolMessage
-    artifact: dict[str, Any] | None
-    """The artifact when it is valid, whatever the status."""
-    problem: str | None = None
-    """Why the artifact is invalid (names types, never values)."""
+    artifact: dict[str, Any] | None  # when it is valid, whatever the status
+    problem: str | None = None  # why the artifact is invalid (names types, never values)
 
     @property
     def plain(self) -> bool:
@@ -82,23 +70,22 @@ class Verdict:
         if self.message.status == "error":  # a call of no such tool, the model's slip, is none
             unknown = _UNKNOWN.format(requested_tool=self.message.name)
             return str(self.message.content).startswith(unknown)
-        return not speaks(self.message.artifact)
+        return not _artifact.speaks(self.message.artifact)
 
 
 def judge(message: ToolMessage) -> Verdict:
     """Judge one ToolMessage (rule 1 of `stop_on_artifact.decide`); never raises."""
     artifact: dict[str, Any] | None = None
     problem: str | None = None
-    if speaks(message.artifact):
+    if _artifact.speaks(message.artifact):
         try:
-            artifact = parse_artifact(message)
-        except InvalidArtifactError as exc:
+            artifact = _artifact.parse_artifact(message)
+        except _artifact.InvalidArtifactError as exc:
             problem = str(exc)
     reason = artifact["reason"] if artifact is not None else None
     if message.status == "error":
-        if reason in ("fatal", "policy_block"):
-            return Verdict(True, str(reason), reason, message, artifact)
-        return Verdict(False, "tool_error", reason, message, artifact)
+        stops = reason in ("fatal", "policy_block")
+        return Verdict(stops, str(reason) if stops else "tool_error", reason, message, artifact)
     if problem is not None:
         return Verdict(False, "invalid_artifact", None, message, None, problem)
     if artifact is None:
@@ -132,15 +119,12 @@ class Turn:
     """What the decision and the answer read from one turn."""
 
     parts: tuple[Part, ...]
-    step: tuple[Verdict, ...]
-    """The latest tool step, judged, in the model's call order."""
+    step: tuple[Verdict, ...]  # the latest tool step, judged, in the model's call order
     transients: int
     in_place: int
     model_calls: int
-    approvals: tuple[tuple[str, str, str | None], ...]
-    """`(tool_call_id, approval, policy)` of every result with an approval, latest first."""
-    counted: dict[str, Any]
-    """What the turn's record keeps of the counts: `replies`, `transients` by result."""
+    approvals: tuple[tuple[str, str, str | None], ...]  # (call id, approval, policy), latest first
+    counted: dict[str, Any]  # what the turn's record keeps of the counts
 
 
 def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None = None) -> Turn:
@@ -148,9 +132,7 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
     judged: dict[int, Verdict] = {}
 
     def verdict(message: ToolMessage) -> Verdict:
-        if id(message) not in judged:
-            judged[id(message)] = judge(message)
-        return judged[id(message)]
+        return judged.get(id(message)) or judged.setdefault(id(message), judge(message))
 
     record = record or {}  # what earlier decisions read: it survives a message's removal
     turn = read_marks(messages[turn_start(messages, record) :])
@@ -170,8 +152,7 @@ def scan_turn(messages: Sequence[BaseMessage], record: Mapping[str, Any] | None 
             continue
         artifact = verdict(message).artifact or {}
         if isinstance(artifact.get("approval"), str):
-            policy = artifact.get("policy")
-            policy = policy if isinstance(policy, str) else None
+            policy = p if isinstance(p := artifact.get("policy"), str) else None
             approvals.append((message.tool_call_id, artifact["approval"], policy))
         if message.tool_call_id in fixed:  # create_agent's result for a malformed call: no part
             continue
@@ -218,9 +199,8 @@ def _in_call_order(
 ) -> list[ToolMessage]:
     order = {call["id"]: position for position, call in enumerate(calls)}
     step: dict[str, ToolMessage] = {}
-    for message in after:
-        if isinstance(message, ToolMessage):
-            step.setdefault(message.tool_call_id, message)
+    for message in (m for m in after if isinstance(m, ToolMessage)):
+        step.setdefault(message.tool_call_id, message)
     return sorted(step.values(), key=lambda m: order.get(m.tool_call_id, len(order)))
 
 
@@ -229,11 +209,9 @@ def _parts(
     results: dict[tuple[int, str], ToolMessage],
     verdict: Any,
 ) -> tuple[Part, ...]:
-    """Group the turn's calls into parts, in the order the model first asked for them.
-
-    A later call of a tool retries an unsettled part of it (equal arguments first, then in
-    order); one AIMessage's calls are distinct parts; a plain retry resolves its part.
-    """
+    """Group the turn's calls into parts, in the order the model first asked for them."""
+    # a later call of a tool retries an unsettled part of it (equal arguments first, then in
+    # order); one AIMessage's calls are distinct parts; a plain retry resolves its part
     parts: list[Part] = []
     waiting: dict[str, list[int]] = {}  # each tool's unsettled parts: the turn read in one pass
     seen: set[tuple[int, str]] = set()
