@@ -106,7 +106,7 @@ class ToolPolicy:
     Example:
         A check that lets every call of `refund` run:
 
-            >>> from stop_on_artifact import ToolPolicy
+            >>> from stop_on_artifact._policies import ToolPolicy
             >>> ToolPolicy("refunds", lambda call, context: None, tools={"refund"}).tools
             frozenset({'refund'})
     """
@@ -149,7 +149,7 @@ class ToolPolicy:
 def tool_policy(
     name: str, *, on_block: Mode = "refuse", tools: Iterable[str] | None = None
 ) -> Callable[[Check], ToolPolicy]:
-    """Make a `(call, context)` check a [ToolPolicy][stop_on_artifact.ToolPolicy] (a decorator).
+    """Make a `(call, context)` check a policy (a decorator; the middleware's `policies=`).
 
     Args:
         name: The policy's name.
@@ -310,7 +310,7 @@ class PolicyGate:
     `<name>_verdict`); `run` or `arun` is the tools node's body.
 
     Args:
-        policies: [ToolPolicy][stop_on_artifact.ToolPolicy]s of distinct names, checked in order.
+        policies: [tool_policy][stop_on_artifact.tool_policy]'s, distinct names, checked in order.
         name: Names the state's keys (`<name>_verdict`), an identifier.
         on_ask: A function of the policy's name run when a policy asks, or None.
 
