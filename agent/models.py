@@ -21,13 +21,7 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.utils import count_tokens_approximately
 from stop_on_artifact import InvalidArtifactError, parse_artifact
-from stop_on_artifact.messages import (
-    NOT_DONE_FIELD,
-    latest_tool_step,
-    message_text,
-    turn_results,
-    turn_start,
-)
+from stop_on_artifact.messages import turn_results, turn_start
 from stop_on_artifact.testing import ScriptedChatModel
 
 from agent.context import OFFLINE_MODEL
@@ -74,6 +68,20 @@ def parse_buy(text: str) -> tuple[str, float] | None:
             item = line[buy.end() : found.start()].strip()
             return item, float(found["amount"].replace(",", ""))
     return None
+
+
+def latest_tool_step(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
+    """The ToolMessages after the last AIMessage with tool calls, in call order (once each)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, AIMessage) and message.tool_calls:
+            order = {call["id"]: position for position, call in enumerate(message.tool_calls)}
+            step: dict[str, ToolMessage] = {}
+            for after in messages[index + 1 :]:
+                if isinstance(after, ToolMessage):
+                    step.setdefault(after.tool_call_id, after)
+            return sorted(step.values(), key=lambda m: order.get(m.tool_call_id, len(order)))
+    return []
 
 
 def _summary(content: str) -> str:
@@ -205,7 +213,7 @@ class OfflineChatModel(ScriptedChatModel):
         call_id = f"call_{len(messages)}_{{}}"
         last = messages[-1] if messages else None
         if names and isinstance(last, HumanMessage):
-            calls = self._first_calls(message_text(last), names)
+            calls = self._first_calls(last.text, names)
             if isinstance(calls, str):
                 return AIMessage(content=calls)
             if calls:
@@ -276,7 +284,7 @@ class OfflineChatModel(ScriptedChatModel):
     def _answer(messages: Sequence[BaseMessage], step: Sequence[ToolMessage]) -> str:
         if not step:
             start = turn_start(messages)
-            question = message_text(messages[start - 1]) if start else ""
+            question = messages[start - 1].text if start else ""
             return escape_math(
                 f"I could not look that up with a tool. You asked: {_summary(question)}"
             )
@@ -287,12 +295,12 @@ class OfflineChatModel(ScriptedChatModel):
             if result is None:
                 continue
             if _is_transient(result):
-                line = (_artifact(result) or {}).get(NOT_DONE_FIELD)
+                line = (_artifact(result) or {}).get("not_done")
                 if isinstance(line, str) and line.strip():
                     parts.append(_summary(line))
                 continue
-            parts.append(f"{result.name}: {_summary(message_text(result))}")
-        parts = parts or [f"{m.name}: {_summary(message_text(m))}" for m in step]
+            parts.append(f"{result.name}: {_summary(result.text)}")
+        parts = parts or [f"{m.name}: {_summary(m.text)}" for m in step]
         # The tools' content has its $ escaped already; escape_math leaves those as they are.
         return escape_math("Here is what I found. " + " | ".join(parts))
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
@@ -32,7 +32,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
-from stop_on_artifact import StopMode, StopOnArtifactMiddleware
+from stop_on_artifact import StopOnArtifactMiddleware
 
 from agent.context import Context
 from agent.graphs.legacy import build_legacy
@@ -40,7 +40,8 @@ from agent.graphs.middleware import build_middleware
 from agent.models import OfflineChatModel
 from agent.tools import TOOLS, checkout, search
 
-STOP_MODES: tuple[StopMode, ...] = ("hard", "polish", "never")
+StopMode = Literal["hard", "polish", "never"]  # StopSettings.stop_mode
+STOP_MODES: tuple[StopMode, ...] = get_args(StopMode)
 
 
 @dataclass(frozen=True)

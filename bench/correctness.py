@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from stop_on_artifact.messages import NOT_DONE_FIELD, in_place_retries
+from stop_on_artifact import InvalidArtifactError, parse_artifact
 from stop_on_artifact.testing import (
     ANSWER_SEPARATOR,
     MODEL_CALL_LIMIT_MESSAGE,
@@ -118,6 +118,15 @@ class RunRecord:
         if failed & {"charged_over_cap", "policy"}:
             return "charged"
         return "unreadable" if failed else "ok"
+
+
+def in_place_retries(message: ToolMessage) -> int:
+    """How many in-place retries ran for the call (the field the library writes; 0: none)."""
+    try:
+        count = parse_artifact(message).get("in_place_retries", 0)
+    except InvalidArtifactError:
+        return 0
+    return count if type(count) is int and count > 0 else 0
 
 
 def _reason(message: ToolMessage) -> str | None:
@@ -215,7 +224,7 @@ def parts_of(messages: Sequence[BaseMessage]) -> list[Part]:
 
 def _not_done_line(message: ToolMessage | None) -> str | None:
     artifact = message.artifact if message is not None else None
-    line = artifact.get(NOT_DONE_FIELD) if isinstance(artifact, dict) else None
+    line = artifact.get("not_done") if isinstance(artifact, dict) else None
     return line if isinstance(line, str) and line.strip() else None
 
 

@@ -35,12 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
-from stop_on_artifact import ParallelPolicy
-
 from agent.context import OFFLINE_MODEL, Context
 from agent.models import parse_buy
 from agent.tools.search import knowledge_base, lookup
 
+ParallelPolicy = Literal["all", "priority", "any"]  # StopSettings.parallel_policy
 PARALLEL_POLICIES: tuple[str, ...] = get_args(ParallelPolicy)
 
 DEFAULT_PATH = Path(__file__).parent / "data" / "queries.jsonl"

@@ -36,7 +36,6 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
 from stop_on_artifact import StopRouter
-from stop_on_artifact.messages import require_messages
 
 from agent.context import Context, resolve
 from agent.graphs.commands import checked
@@ -48,6 +47,10 @@ from agent.tracing.client import configure_tracing
 from agent.tracing.metadata import trace_decision, trace_model_call, traced_tool
 from agent.turn import turn_context_update
 
+NO_MESSAGES = (
+    "input needs at least one message under 'messages', for example "
+    "{'messages': [{'role': 'user', 'content': '...'}]}"
+)
 CALL_TASK = "tool_call"
 """The task each allowed call of a step runs in (``langgraph.func.task``).
 
@@ -92,7 +95,8 @@ def build_legacy(
         """Call the model; with tools bound unless a polish stop is pending."""
         context = resolve(runtime.context)
         messages = state.get("messages", [])
-        require_messages(messages)
+        if not messages:  # as create_agent's door says it
+            raise ValueError(NO_MESSAGES)
         # A new turn clears the last turn's decision; the polish call gets no tools.
         update: dict[str, Any] = {
             **turn_context_update(messages, context),

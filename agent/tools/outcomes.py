@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from stop_on_artifact import current_attempt
-from stop_on_artifact.messages import invocation_index, tool_calls, turn_start
+from stop_on_artifact.messages import turn_start
 
 from agent.context import Context, ForcedOutcome
 
@@ -36,13 +36,13 @@ def outcome_position(messages: Sequence[BaseMessage], tool_call_id: str, attempt
     Returns:
         The 0-based position.
     """
-    own = invocation_index(messages, tool_call_id)
-    if attempt == 0:
-        return own
     turn = messages[turn_start(messages) :]
+    if attempt == 0:  # the call's own position among this turn's calls (their count if unknown)
+        ids = [c["id"] for m in turn if isinstance(m, AIMessage) for c in m.tool_calls]
+        return ids.index(tool_call_id) if tool_call_id in ids else len(ids)
     issued = 0
     for message in turn:
-        calls = [c["id"] for c in tool_calls(message)]
+        calls = [c["id"] for c in message.tool_calls] if isinstance(message, AIMessage) else []
         issued += len(calls)
         if tool_call_id in calls:
             break

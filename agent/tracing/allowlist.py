@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from langsmith.anonymizer import DEFAULT_SECRET_RULES
-from stop_on_artifact.messages import NOT_DONE_FIELD
 
 MAX_FIELDS = 16
 """Most fields a sanitized artifact keeps (``stop`` and ``reason`` first)."""
@@ -217,7 +216,7 @@ def sanitize_artifact(artifact: object) -> dict[str, Any] | None:
         value = artifact[key]
         if not isinstance(key, str) or not _KEY.match(key) or is_sensitive_key(key):
             continue
-        if key == NOT_DONE_FIELD:
+        if key == "not_done":  # the artifact's not-done line (fatal(not_done=...))
             continue  # a line written for a person, with caller text: content, not metadata
         if _small_scalar(value):
             kept[key] = value

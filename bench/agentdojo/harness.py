@@ -24,7 +24,6 @@ from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from stop_on_artifact import MARK_ARGUMENT, InvalidArtifactError, parse_artifact
-from stop_on_artifact.messages import message_text
 
 from bench.agentdojo.configs import Config
 from bench.agentdojo.mappings import ToolMapping
@@ -131,7 +130,7 @@ def false_not_done(run: Run) -> bool:
     """Return whether a hard stop's answer named as not done a part whose call succeeded."""
     decision = run.state.get("stop_decision") or {}
     answer = run.messages[-1]
-    if not (isinstance(answer, AIMessage) and NOT_DONE in message_text(answer)):
+    if not (isinstance(answer, AIMessage) and NOT_DONE in answer.text):
         return False
     results = _results(run.messages)
     return any(

@@ -31,7 +31,6 @@ from agentdojo.types import (
 )
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from stop_on_artifact.messages import message_text
 
 from bench.agentdojo.configs import Config, system_prompt
 from bench.agentdojo.parallel import steps
@@ -79,16 +78,16 @@ def to_agentdojo(messages: Sequence[BaseMessage], prompt: str) -> list[ChatMessa
             issued |= {str(call.id): call for call in calls}
             converted.append(
                 ChatAssistantMessage(
-                    role="assistant", content=_text(message_text(message)), tool_calls=calls or None
+                    role="assistant", content=_text(message.text), tool_calls=calls or None
                 )
             )
         elif isinstance(message, ToolMessage):
             call = issued.get(message.tool_call_id) or FunctionCall(function="", args={})
-            error = message_text(message) if message.status == "error" else None
+            error = message.text if message.status == "error" else None
             converted.append(
                 ChatToolResultMessage(
                     role="tool",
-                    content=_text(message_text(message)),
+                    content=_text(message.text),
                     tool_call=call,
                     tool_call_id=message.tool_call_id,
                     error=error,
@@ -97,9 +96,7 @@ def to_agentdojo(messages: Sequence[BaseMessage], prompt: str) -> list[ChatMessa
     last = messages[-1] if messages else None
     if isinstance(last, ToolMessage):  # return_direct: the tool's text is the answer
         converted.append(
-            ChatAssistantMessage(
-                role="assistant", content=_text(message_text(last)), tool_calls=None
-            )
+            ChatAssistantMessage(role="assistant", content=_text(last.text), tool_calls=None)
         )
     return converted
 

@@ -9,7 +9,8 @@ import pytest
 import stop_on_artifact as stopping
 import stop_on_artifact.testing as soa_testing
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from stop_on_artifact import InvalidArtifactError, decide, is_hard_stop, parse_artifact
+from stop_on_artifact import InvalidArtifactError, decide, parse_artifact
+from stop_on_artifact._decision import is_hard_stop
 from stop_on_artifact._turn import scan_turn
 
 from agent.context import Context

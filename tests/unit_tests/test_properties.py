@@ -29,10 +29,10 @@ from hypothesis import strategies as st
 from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
-from stop_on_artifact import InvalidArtifactError, decide, is_hard_stop, parse_artifact
-from stop_on_artifact._artifact import LIBRARY_FIELDS, MAX_EXTRA_FIELD_CHARS, speaks
-from stop_on_artifact._decision import Rule
-from stop_on_artifact.messages import invocation_index, message_text
+from stop_on_artifact import InvalidArtifactError, decide, parse_artifact
+from stop_on_artifact._artifact import LIBRARY_FIELDS, MAX_EXTRA_FIELD_CHARS, Reason, speaks
+from stop_on_artifact._decision import Rule, is_hard_stop
+from stop_on_artifact._turn import invocation_index, message_text
 
 from agent.context import Context
 from client.scenarios import GRAPHS
@@ -124,7 +124,7 @@ def near_valid_artifacts(draw: st.DrawFn, nested: st.SearchStrategy[Any] | None 
         artifact["stop"] = draw(st.sampled_from(["false", "true", 0, 1, None, "", [], {}, 1.0]))
     elif how == "reason":
         artifact["reason"] = draw(
-            st.text(max_size=12).filter(lambda r: r not in get_args(stopping.Reason))
+            st.text(max_size=12).filter(lambda r: r not in get_args(Reason))
             | st.sampled_from([None, 1, "Completed", "policy-block", ["completed"]])
         )
     elif how == "drop":

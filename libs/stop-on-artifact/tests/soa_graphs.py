@@ -8,7 +8,7 @@ functional-API quickstart with the same router calls, keeping the graph's state 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, Literal
 
@@ -21,8 +21,17 @@ from langgraph.config import get_config
 from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
-from stop_on_artifact import StopRouter, StopState
-from stop_on_artifact.testing import ScriptedChatModel, call_then_answer
+from stop_on_artifact import StopRouter, StopState, final_text
+from stop_on_artifact._turn import message_text
+from stop_on_artifact.testing import Script as Script  # the suite's helpers, not public
+from stop_on_artifact.testing import (
+    ScriptedChatModel,
+    _forced_result,
+    _model_calls,
+    _stop_decision,
+    assert_stopped,
+    call_then_answer,
+)
 
 
 def has_middleware() -> bool:
@@ -32,6 +41,26 @@ def has_middleware() -> bool:
     except ImportError:
         return False
     return True
+
+
+# The library's own helpers the suite reads (not public).
+forced_result = _forced_result
+model_calls = _model_calls
+stop_decision = _stop_decision
+ANSWERED = "The model answered after the tools."
+"""What `call_then_answer` answers by default."""
+
+
+def assert_answer_is_settled_content(result: Mapping[str, Any]) -> None:
+    """Assert a hard stop: the last message, from no model, is the decision's `final_text`."""
+    decision, messages = assert_stopped(result), result["messages"]
+    answer = messages[-1]
+    if not isinstance(answer, AIMessage):
+        raise AssertionError(f"the last message is a {type(answer).__name__}")
+    if model_calls([answer]):
+        raise AssertionError("the answer came from a model call, not the tools")
+    if message_text(answer) != final_text(decision, messages[:-1]):
+        raise AssertionError("the answer is not the settled content verbatim")
 
 
 needs_langchain = pytest.mark.skipif(not has_middleware(), reason="needs langchain 1.x")

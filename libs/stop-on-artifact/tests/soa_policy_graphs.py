@@ -23,12 +23,12 @@ from stop_on_artifact import (
     PolicyGate,
     StopRouter,
     StopState,
-    ToolPolicy,
     completed,
     tool_policy,
     transient,
 )
-from stop_on_artifact.messages import message_text
+from stop_on_artifact._policies import ToolPolicy
+from stop_on_artifact._turn import message_text
 from stop_on_artifact.testing import ScriptedChatModel, tool_call
 
 REFUSAL = "Above the $500 limit: **not bought**."

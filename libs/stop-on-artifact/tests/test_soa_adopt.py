@@ -8,16 +8,14 @@ from typing import Any
 
 import pytest
 from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
-from soa_graphs import build, user
+from soa_graphs import assert_answer_is_settled_content, build, stop_decision, user
 from stop_on_artifact import adopt, completed
 from stop_on_artifact._adopt import FATAL_CONTENT, TRANSIENT_CONTENT
 from stop_on_artifact.testing import (
     ScriptedChatModel,
-    assert_answer_is_settled_content,
     assert_model_calls,
     assert_stopped,
     call_then_answer,
-    stop_decision,
 )
 
 SECRET = "https://api.example.com/?key=sk-live-123"

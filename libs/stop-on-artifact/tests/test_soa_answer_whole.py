@@ -19,13 +19,12 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
-from soa_graphs import build, modes, user
+from soa_graphs import assert_answer_is_settled_content, build, modes, user
 from stop_on_artifact import StopSettings, completed, decide, final_text, transient
 from stop_on_artifact._decision import final_content
 from stop_on_artifact.testing import (
     ANSWER_SEPARATOR,
     ScriptedChatModel,
-    assert_answer_is_settled_content,
     assert_model_calls,
     assert_stopped,
     forced_tool,

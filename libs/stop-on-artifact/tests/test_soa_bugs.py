@@ -48,7 +48,15 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_config
 from langgraph.prebuilt import ToolNode
-from soa_graphs import build, has_middleware, loop_graph, retrying_graph, user, with_middleware
+from soa_graphs import (
+    build,
+    has_middleware,
+    loop_graph,
+    model_calls,
+    retrying_graph,
+    user,
+    with_middleware,
+)
 from soa_policy_graphs import Shop
 from soa_policy_graphs import build as build_shop
 from stop_on_artifact import (
@@ -66,7 +74,7 @@ from stop_on_artifact import (
     tool_policy,
     transient,
 )
-from stop_on_artifact.messages import message_text
+from stop_on_artifact._turn import message_text
 from stop_on_artifact.testing import (
     ScriptedChatModel,
     approve,
@@ -74,7 +82,6 @@ from stop_on_artifact.testing import (
     assert_stopped,
     call_then_answer,
     forced_tool,
-    model_calls,
     pending_approval,
     tool_call,
 )

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from soa_graphs import assert_answer_is_settled_content
 from stop_on_artifact import Block, tool_policy
-from stop_on_artifact.messages import message_text
+from stop_on_artifact._turn import message_text
 from stop_on_artifact.testing import (
     ScriptedChatModel,
     approve,
-    assert_answer_is_settled_content,
     assert_model_calls,
     assert_stopped,
     call_then_answer,

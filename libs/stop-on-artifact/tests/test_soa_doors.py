@@ -252,7 +252,8 @@ async def test_a_command_result_in_a_hand_built_graph_keeps_the_middlewares_prom
 def test_a_missing_record_is_explained_in_the_middlewares_terms() -> None:
     from langchain.agents import create_agent
     from langchain_core.messages import AIMessage
-    from stop_on_artifact import StateSchemaError, StopOnArtifactMiddleware
+    from stop_on_artifact import StopOnArtifactMiddleware
+    from stop_on_artifact._record import StateSchemaError
     from stop_on_artifact.testing import tool_call
 
     stack: list[Any] = [StopOnArtifactMiddleware(retry_in_place=True)]

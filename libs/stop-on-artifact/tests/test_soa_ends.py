@@ -28,7 +28,7 @@ from langchain_core.messages import (
 )
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
-from soa_graphs import CLOSING, build, deep, modes, needs_langchain, user
+from soa_graphs import CLOSING, build, deep, model_calls, modes, needs_langchain, user
 from soa_graphs import invoke as run
 from stop_on_artifact import (
     InvalidArtifactError,
@@ -49,7 +49,6 @@ from stop_on_artifact.testing import (
     assert_stopped,
     call_then_answer,
     forced_tool,
-    model_calls,
     tool_call,
 )
 

@@ -23,21 +23,25 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
-from soa_graphs import build, has_middleware, user
+from soa_graphs import (
+    ANSWERED,
+    assert_answer_is_settled_content,
+    build,
+    forced_result,
+    has_middleware,
+    model_calls,
+    stop_decision,
+    user,
+)
 from stop_on_artifact import StopSettings, completed
 from stop_on_artifact.testing import (
     ANSWER_SEPARATOR,
-    ANSWERED,
     RETRY_BUDGET_MESSAGE,
     ScriptedChatModel,
-    assert_answer_is_settled_content,
     assert_model_calls,
     assert_stopped,
     call_then_answer,
-    forced_result,
     forced_tool,
-    model_calls,
-    stop_decision,
 )
 
 PATHS = ("router", "functional", "middleware", "deep")

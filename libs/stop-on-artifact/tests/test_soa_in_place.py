@@ -11,7 +11,7 @@ from stop_on_artifact import completed, fatal, transient
 from stop_on_artifact._artifact import IN_PLACE_FIELD
 from stop_on_artifact._retry import aretry_in_place, is_transient, retry_in_place
 from stop_on_artifact._settings import MAX_DELAY
-from stop_on_artifact.messages import in_place_retries
+from stop_on_artifact._turn import in_place_retries
 
 
 def budget(retries: int) -> Callable[[object], bool]:

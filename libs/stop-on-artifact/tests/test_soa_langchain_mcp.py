@@ -30,14 +30,10 @@ from typing import Any
 
 import pytest
 from langchain_core.tools import BaseTool
-from soa_graphs import ask, tool_messages
+from soa_graphs import ask, assert_answer_is_settled_content, tool_messages
 from stop_on_artifact import adopt
-from stop_on_artifact.messages import message_text
-from stop_on_artifact.testing import (
-    assert_answer_is_settled_content,
-    assert_model_calls,
-    assert_stopped,
-)
+from stop_on_artifact._turn import message_text
+from stop_on_artifact.testing import assert_model_calls, assert_stopped
 
 if "fastmcp" in os.environ.get("COMPAT_REQUIRED", "").split(","):
     import fastmcp  # noqa: F401  # the compat environment: missing is a failure

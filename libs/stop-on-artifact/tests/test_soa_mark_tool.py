@@ -14,9 +14,18 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from soa_graphs import build, invoke, modes, needs_langchain, tool_messages, user
+from soa_graphs import (
+    build,
+    invoke,
+    model_calls,
+    modes,
+    needs_langchain,
+    stop_decision,
+    tool_messages,
+    user,
+)
 from stop_on_artifact import MARK_ARGUMENT, StopSettings, adopt, decide, final_text, mark_tool
-from stop_on_artifact.testing import ScriptedChatModel, model_calls, stop_decision
+from stop_on_artifact.testing import ScriptedChatModel
 
 MARK = mark_tool()
 KINDS = pytest.mark.parametrize(

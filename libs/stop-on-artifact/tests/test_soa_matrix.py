@@ -9,7 +9,15 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
-from soa_graphs import build, user
+from soa_graphs import (
+    ANSWERED,
+    assert_answer_is_settled_content,
+    build,
+    forced_result,
+    model_calls,
+    stop_decision,
+    user,
+)
 from stop_on_artifact import StopSettings
 from stop_on_artifact._decision import (
     ANSWER_SEPARATOR,
@@ -17,16 +25,11 @@ from stop_on_artifact._decision import (
     RETRY_BUDGET_MESSAGE,
 )
 from stop_on_artifact.testing import (
-    ANSWERED,
     ScriptedChatModel,
-    assert_answer_is_settled_content,
     assert_model_calls,
     assert_stopped,
     call_then_answer,
-    forced_result,
     forced_tool,
-    model_calls,
-    stop_decision,
 )
 
 MATRIX: list[tuple[Any, str, str, int]] = [

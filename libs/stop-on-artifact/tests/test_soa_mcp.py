@@ -25,16 +25,17 @@ import anyio
 import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
-from soa_graphs import ask, has_middleware, tool_messages
-from stop_on_artifact import MCPErrorResult, adopt
-from stop_on_artifact.messages import message_text
-from stop_on_artifact.testing import (
+from soa_graphs import (
     ANSWERED,
+    ask,
     assert_answer_is_settled_content,
-    assert_model_calls,
-    assert_stopped,
+    has_middleware,
     stop_decision,
+    tool_messages,
 )
+from stop_on_artifact import MCPErrorResult, adopt
+from stop_on_artifact._turn import message_text
+from stop_on_artifact.testing import assert_model_calls, assert_stopped
 
 pytest.importorskip(
     "langchain_mcp_adapters",

@@ -143,7 +143,7 @@ def lookup_plain(query: str) -> str:
 async def outcome(agent: Any, mode: str, limit: int) -> tuple[Any, ...]:
     """How a run at ``limit`` ends: ``("raised",)``, or the answer and the model calls."""
     from langgraph.errors import GraphRecursionError
-    from stop_on_artifact.testing import model_calls
+    from soa_graphs import model_calls
 
     try:
         result = await run(agent, user("Refunds?"), mode, {"recursion_limit": limit})

@@ -27,16 +27,14 @@ STDLIB |= {"inspect"}  # the middleware shows its constructor's signature
 ALLOWED = STDLIB | {"typing_extensions", "pydantic", "langchain_core", "langgraph"}
 
 PUBLIC = {
-    # the artifact: builders, reasons, parsing
-    "completed", "transient", "fatal", "policy_block", "Reason", "parse_artifact",
-    "InvalidArtifactError",
+    # the artifact: builders and parsing
+    "completed", "transient", "fatal", "policy_block", "parse_artifact", "InvalidArtifactError",
     # the decision, its settings, a hard stop's answer
-    "decide", "StopDecision", "is_hard_stop", "final_text", "StopSettings", "StopMode",
-    "ParallelPolicy",
+    "decide", "StopDecision", "final_text", "StopSettings",
     # wiring: create_agent, hand-built graphs, the state they keep
-    "StopOnArtifactMiddleware", "StopRouter", "StopState", "StateSchemaError",
+    "StopOnArtifactMiddleware", "StopRouter", "StopState",
     # policies: refuse, or ask a person
-    "PolicyMiddleware", "PolicyGate", "ToolPolicy", "tool_policy", "Block", "ApprovalUsedError",
+    "PolicyMiddleware", "PolicyGate", "tool_policy", "Block", "ApprovalUsedError",
     "resume_problem",
     # existing tools and in-place retries
     "adopt", "MARK_ARGUMENT", "mark_tool", "current_attempt", "MCPErrorResult",

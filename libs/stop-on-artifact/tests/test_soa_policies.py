@@ -13,16 +13,10 @@ from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from soa_policy_graphs import REFUSAL, REJECTED, Shop, Till, build, spend_cap
-from stop_on_artifact import (
-    Block,
-    PolicyGate,
-    ToolPolicy,
-    resume_problem,
-    tool_policy,
-)
+from stop_on_artifact import Block, PolicyGate, resume_problem, tool_policy
 from stop_on_artifact._approval import decisions_problem
 from stop_on_artifact._decision import ANSWER_SEPARATOR
-from stop_on_artifact._policies import PolicyError
+from stop_on_artifact._policies import PolicyError, ToolPolicy
 from stop_on_artifact.testing import approve, pending_approval, reject
 
 ASK = Shop(on_block="ask")

@@ -17,7 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from soa_graphs import has_middleware
 from soa_policy_graphs import REFUSAL, Shop, Till, spend_cap
 from stop_on_artifact import completed
-from stop_on_artifact.messages import message_text
+from stop_on_artifact._turn import message_text
 from stop_on_artifact.testing import ScriptedChatModel, approve, pending_approval, tool_call
 
 pytestmark = pytest.mark.skipif(not has_middleware(), reason="create_agent is langchain 1.x")

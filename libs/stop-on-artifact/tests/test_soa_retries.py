@@ -22,14 +22,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from soa_graphs import build, user
+from soa_graphs import (
+    Script,
+    assert_answer_is_settled_content,
+    build,
+    forced_result,
+    stop_decision,
+    user,
+)
 from stop_on_artifact import (
     StopSettings,
     completed,
     decide,
     fatal,
     final_text,
-    is_hard_stop,
     policy_block,
     transient,
 )
@@ -37,17 +43,15 @@ from stop_on_artifact._decision import (
     ANSWER_SEPARATOR,
     MODEL_CALL_LIMIT_MESSAGE,
     RETRY_BUDGET_MESSAGE,
+    is_hard_stop,
 )
-from stop_on_artifact.messages import message_text, turn_results
+from stop_on_artifact._turn import message_text
+from stop_on_artifact.messages import turn_results
 from stop_on_artifact.testing import (
-    Script,
     ScriptedChatModel,
-    assert_answer_is_settled_content,
     assert_model_calls,
     assert_stopped,
-    forced_result,
     forced_tool,
-    stop_decision,
     tool_call,
 )
 

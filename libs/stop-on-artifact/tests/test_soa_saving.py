@@ -12,14 +12,13 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 from langchain_core.messages.utils import count_tokens_approximately
-from soa_graphs import build, user
+from soa_graphs import build, stop_decision, user
 from stop_on_artifact import StopSettings
 from stop_on_artifact.testing import (
     ScriptedChatModel,
     assert_stopped,
     call_then_answer,
     forced_tool,
-    stop_decision,
 )
 
 CASES = ["success", "fatal", ["transient", "success"], "policy_block"]

@@ -14,8 +14,8 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, ValidationError
 from soa_graphs import build, has_middleware, user
-from stop_on_artifact import StopMode, StopRouter, StopSettings, decide
-from stop_on_artifact._settings import MAX_LIMIT
+from stop_on_artifact import StopRouter, StopSettings, decide
+from stop_on_artifact._settings import MAX_LIMIT, StopMode
 from stop_on_artifact.testing import (
     ScriptedChatModel,
     assert_model_calls,

@@ -77,14 +77,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
+from soa_graphs import ANSWERED, assert_answer_is_settled_content
 from stop_on_artifact import StopOnArtifactMiddleware, completed, transient
-from stop_on_artifact.messages import message_text
+from stop_on_artifact._turn import message_text
 from stop_on_artifact.testing import (
-    ANSWERED,
     RETRY_BUDGET_MESSAGE,
     ScriptedChatModel,
     approve,
-    assert_answer_is_settled_content,
     assert_model_calls,
     assert_stopped,
     pending_approval,

@@ -28,7 +28,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
-from soa_graphs import CLOSING, build, invoke, modes, needs_langchain, noop_hooks, user
+from soa_graphs import CLOSING, build, invoke, model_calls, modes, needs_langchain, noop_hooks, user
 from stop_on_artifact.testing import (
     MODEL_CALL_LIMIT_MESSAGE,
     RETRY_BUDGET_MESSAGE,
@@ -36,7 +36,6 @@ from stop_on_artifact.testing import (
     assert_stopped,
     call_then_answer,
     forced_tool,
-    model_calls,
 )
 
 CLOSING_OF = {"retry_budget": RETRY_BUDGET_MESSAGE, "model_call_limit": MODEL_CALL_LIMIT_MESSAGE}

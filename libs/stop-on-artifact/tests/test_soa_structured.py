@@ -16,14 +16,13 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import BaseModel
-from soa_graphs import invoke, modes, needs_langchain
+from soa_graphs import assert_answer_is_settled_content, invoke, modes, needs_langchain
 from soa_policy_graphs import REFUSAL, REJECTED, Shop, Till, spend_cap
 from stop_on_artifact import completed
 from stop_on_artifact.testing import (
     ScriptedChatModel,
     answer_in_schema,
     approve,
-    assert_answer_is_settled_content,
     assert_stopped,
     assert_structured,
     call_then_answer,

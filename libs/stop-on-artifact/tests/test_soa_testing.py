@@ -9,17 +9,14 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.tools import tool
-from soa_graphs import build, user
+from soa_graphs import assert_answer_is_settled_content, build, forced_result, model_calls, user
 from stop_on_artifact import StopRouter, StopSettings, completed
 from stop_on_artifact.testing import (
     ScriptedChatModel,
-    assert_answer_is_settled_content,
     assert_model_calls,
     assert_stopped,
     call_then_answer,
-    forced_result,
     forced_tool,
-    model_calls,
     tool_call,
 )
 

@@ -34,11 +34,11 @@ from stop_on_artifact import (
     ApprovalUsedError,
     Block,
     PolicyGate,
-    StateSchemaError,
     StopRouter,
     StopState,
     tool_policy,
 )
+from stop_on_artifact._record import StateSchemaError
 from stop_on_artifact.testing import ScriptedChatModel, pending_approval
 from typing_extensions import TypedDict
 

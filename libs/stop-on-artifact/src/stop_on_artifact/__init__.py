@@ -12,22 +12,21 @@ from stop_on_artifact._adopt import MARK_ARGUMENT, MCPErrorResult, adopt
 from stop_on_artifact._approval import ApprovalUsedError, resume_problem
 from stop_on_artifact._artifact import (
     InvalidArtifactError,
-    Reason,
     completed,
     fatal,
     parse_artifact,
     policy_block,
     transient,
 )
-from stop_on_artifact._decision import StopDecision, decide, final_text, is_hard_stop
+from stop_on_artifact._decision import StopDecision, decide, final_text
 from stop_on_artifact._gate import PolicyGate
 from stop_on_artifact._idempotency import InjectedIdempotencyKey, idempotency_key
 from stop_on_artifact._mark import mark_tool
-from stop_on_artifact._policies import Block, ToolPolicy, tool_policy
-from stop_on_artifact._record import StateSchemaError, StopState
+from stop_on_artifact._policies import Block, tool_policy
+from stop_on_artifact._record import StopState
 from stop_on_artifact._retry import current_attempt
 from stop_on_artifact._router import StopRouter
-from stop_on_artifact._settings import ParallelPolicy, StopMode, StopSettings
+from stop_on_artifact._settings import StopSettings
 
 if TYPE_CHECKING:
     from stop_on_artifact._middleware import StopOnArtifactMiddleware
@@ -36,12 +35,11 @@ if TYPE_CHECKING:
 __version__ = "0.6.0"
 
 __all__ = [
-    "MARK_ARGUMENT", "ApprovalUsedError", "Block", "InvalidArtifactError",
-    "InjectedIdempotencyKey", "MCPErrorResult", "ParallelPolicy", "PolicyGate", "PolicyMiddleware",
-    "Reason", "StateSchemaError", "StopDecision", "StopMode", "StopOnArtifactMiddleware",
-    "StopRouter", "StopSettings", "StopState", "ToolPolicy", "adopt", "completed",
-    "current_attempt", "decide", "fatal", "final_text", "idempotency_key", "is_hard_stop",
-    "mark_tool", "parse_artifact", "policy_block", "resume_problem", "tool_policy", "transient",
+    "MARK_ARGUMENT", "ApprovalUsedError", "Block", "InvalidArtifactError", "InjectedIdempotencyKey",
+    "MCPErrorResult", "PolicyGate", "PolicyMiddleware", "StopDecision", "StopOnArtifactMiddleware",
+    "StopRouter", "StopSettings", "StopState", "adopt", "completed", "current_attempt", "decide",
+    "fatal", "final_text", "idempotency_key", "mark_tool", "parse_artifact", "policy_block",
+    "resume_problem", "tool_policy", "transient",
 ]  # fmt: skip
 
 

@@ -15,8 +15,7 @@ from typing_extensions import TypedDict
 from stop_on_artifact._artifact import NOT_DONE_FIELD, Reason
 from stop_on_artifact._saving import Saving
 from stop_on_artifact._settings import StopSettings
-from stop_on_artifact._turn import Part, Turn, Verdict, scan_turn, turn_start
-from stop_on_artifact.messages import message_text
+from stop_on_artifact._turn import Part, Turn, Verdict, message_text, scan_turn, turn_start
 
 logger = logging.getLogger("stop_on_artifact")
 
@@ -227,7 +226,8 @@ def is_hard_stop(decision: StopDecision, context: StopSettings) -> bool:
     Example:
         Under `polish` a completed stop gets one more model call:
 
-            >>> from stop_on_artifact import StopSettings, is_hard_stop
+            >>> from stop_on_artifact import StopSettings
+            >>> from stop_on_artifact._decision import is_hard_stop
             >>> decision = {"action": "stop", "rule": "completed"}
             >>> is_hard_stop(decision, StopSettings(stop_mode="polish"))
             False

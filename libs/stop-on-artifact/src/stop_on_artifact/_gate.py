@@ -35,7 +35,7 @@ class PolicyGate:
     `<name>_verdict`); `run` or `arun` is the tools node's body.
 
     Args:
-        policies: [ToolPolicy][stop_on_artifact.ToolPolicy]s of distinct names, checked in order.
+        policies: [tool_policy][stop_on_artifact.tool_policy]'s, distinct names, checked in order.
         name: Names the state's keys (`<name>_verdict`), an identifier.
         on_ask: A function of the policy's name run when a policy asks, or None.
 

@@ -106,7 +106,7 @@ class ToolPolicy:
     Example:
         A check that lets every call of `refund` run:
 
-            >>> from stop_on_artifact import ToolPolicy
+            >>> from stop_on_artifact._policies import ToolPolicy
             >>> ToolPolicy("refunds", lambda call, context: None, tools={"refund"}).tools
             frozenset({'refund'})
     """
@@ -149,7 +149,7 @@ class ToolPolicy:
 def tool_policy(
     name: str, *, on_block: Mode = "refuse", tools: Iterable[str] | None = None
 ) -> Callable[[Check], ToolPolicy]:
-    """Make a `(call, context)` check a [ToolPolicy][stop_on_artifact.ToolPolicy] (a decorator).
+    """Make a `(call, context)` check a policy (a decorator; the middleware's `policies=`).
 
     Args:
         name: The policy's name.

@@ -31,9 +31,16 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from stop_on_artifact import PolicyGate, ToolPolicy
 from stop_on_artifact._artifact import carried, with_carried
-from stop_on_artifact._policies import AskHook, answers, mark_approved, refusal_for, screen
+from stop_on_artifact._gate import PolicyGate
+from stop_on_artifact._policies import (
+    AskHook,
+    ToolPolicy,
+    answers,
+    mark_approved,
+    refusal_for,
+    screen,
+)
 
 __all__ = ["PolicyMiddleware", "PolicyState"]
 
@@ -64,7 +71,7 @@ class PolicyMiddleware(AgentMiddleware[PolicyState[ResponseT], ContextT, Respons
     Takes [PolicyGate][stop_on_artifact.PolicyGate]'s arguments; `name` also names the node.
 
     Args:
-        policies: The [ToolPolicy][stop_on_artifact.ToolPolicy] list, distinct names, in order.
+        policies: The [tool_policy][stop_on_artifact.tool_policy] list, distinct names, in order.
         name: Names the state's keys and the node (`<name>.after_model`), an identifier.
         on_ask: A function of the policy's name run when a policy asks, or None.
 

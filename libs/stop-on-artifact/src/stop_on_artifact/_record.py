@@ -47,7 +47,7 @@ class StopState(MessagesState):
     """A hand-built graph's state: `messages`, the latest decision and the turn's record.
 
     Inherit it (`class State(StopState): ...`); without these keys the router fails with
-    [StateSchemaError][stop_on_artifact.StateSchemaError].
+    a `StateSchemaError` (a `RuntimeError`) naming the key.
 
     Example:
         A graph's own state adds its keys:
@@ -69,7 +69,7 @@ class StateSchemaError(RuntimeError):
     Example:
         Raised by the router when the state lacks a key:
 
-            >>> from stop_on_artifact import StateSchemaError
+            >>> from stop_on_artifact._record import StateSchemaError
             >>> issubclass(StateSchemaError, RuntimeError)
             True
     """

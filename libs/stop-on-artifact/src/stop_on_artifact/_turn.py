@@ -20,6 +20,45 @@ def tool_calls(message: BaseMessage) -> list[dict[str, Any]]:
     return [dict(call) for call in message.tool_calls] if isinstance(message, AIMessage) else []
 
 
+NO_MESSAGES = (
+    "input needs at least one message under 'messages', for example "
+    "{'messages': [{'role': 'user', 'content': '...'}]}"
+)
+
+
+def require_messages(messages: Sequence[BaseMessage]) -> None:
+    """Fail a run that has no messages with a `ValueError` naming `messages`."""
+    if not messages:
+        raise ValueError(NO_MESSAGES)
+
+
+def message_text(message: BaseMessage) -> str:
+    """Return a message's text: its string content, or its text blocks joined."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(
+        block if isinstance(block, str) else str(block.get("text", ""))
+        for block in content
+        if isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text")
+    )
+
+
+def latest_tool_step(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
+    """Return the latest tool step's ToolMessages in call order (unknown ids last, once each)."""
+    for index in range(len(messages) - 1, -1, -1):
+        calls = tool_calls(messages[index])
+        if calls:
+            return _in_call_order(calls, messages[index + 1 :])
+    return []
+
+
+def invocation_index(messages: Sequence[BaseMessage], tool_call_id: str) -> int:
+    """Return a call's 0-based position among this turn's calls (their count if unknown)."""
+    ids = [c["id"] for m in messages[turn_start(messages) :] for c in tool_calls(m)]
+    return ids.index(tool_call_id) if tool_call_id in ids else len(ids)
+
+
 def turn_start(messages: Sequence[BaseMessage], record: object = None) -> int:
     """Return the index where this turn begins.
 

@@ -20,7 +20,7 @@ from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from stop_on_artifact import StopDecision, completed, fatal, final_text, policy_block, transient
+from stop_on_artifact import StopDecision, completed, fatal, policy_block, transient
 from stop_on_artifact._approval import is_approval_request
 from stop_on_artifact._artifact import contract
 from stop_on_artifact._decision import (
@@ -28,14 +28,12 @@ from stop_on_artifact._decision import (
     MODEL_CALL_LIMIT_MESSAGE,
     RETRY_BUDGET_MESSAGE,
 )
-from stop_on_artifact.messages import invocation_index, latest_tool_step, message_text, turn_start
+from stop_on_artifact._turn import invocation_index, latest_tool_step, message_text, turn_start
 
 __all__ = [
-    "ANSWERED", "ANSWER_SEPARATOR", "MODEL_CALL_LIMIT_MESSAGE", "RETRY_BUDGET_MESSAGE",
-    "OUTCOMES", "Outcome", "Script", "ScriptedChatModel", "answer_in_schema", "approve",
-    "assert_stopped", "assert_structured",
-    "assert_answer_is_settled_content", "assert_model_calls", "call_then_answer", "forced_result",
-    "forced_tool", "model_calls", "pending_approval", "reject", "stop_decision", "tool_call",
+    "ANSWER_SEPARATOR", "MODEL_CALL_LIMIT_MESSAGE", "RETRY_BUDGET_MESSAGE", "ScriptedChatModel",
+    "answer_in_schema", "approve", "assert_model_calls", "assert_stopped", "assert_structured",
+    "call_then_answer", "forced_tool", "pending_approval", "reject", "tool_call",
 ]  # fmt: skip
 Script = Callable[[Sequence[BaseMessage], Sequence[dict[str, Any]]], AIMessage]
 """`(messages, tools) -> AIMessage`: the bound tools, in OpenAI format (empty when none)."""
@@ -132,18 +130,19 @@ def _offered(kw: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [*(kw.get("tools") or []), *([fmt] if isinstance(fmt, dict) else [])]
 
 
-ANSWERED = "The model answered after the tools."
-
-
 def call_then_answer(
-    tool: str | None = None, *, argument: str | None = None, calls: int = 1, answer: str = ANSWERED
+    tool: str | None = None,
+    *,
+    argument: str | None = None,
+    calls: int = 1,
+    answer: str = "The model answered after the tools.",
 ) -> Script:
     """Return the script most stop tests need: call a tool, retry what was transient, answer.
 
     On a user message it makes `calls` parallel calls of `tool` (default: the first bound)
     with `{argument: the user's text}` (default: its first parameter); after a tool step, the
     same for each `transient` result, with fresh ids (`call_<messages so far>_<i>`); else,
-    or with no tools bound, it answers `answer` ([ANSWERED][stop_on_artifact.testing.ANSWERED]).
+    or with no tools bound, it answers `answer`.
     """
 
     def script(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
@@ -169,7 +168,7 @@ def call_then_answer(
 
 Outcome = Literal["success", "completed", "transient", "retryable", "fatal", "policy_block"]
 """A forced outcome: `success` is `completed`, `retryable` is `transient`."""
-OUTCOMES: tuple[str, ...] = get_args(Outcome)
+_OUTCOMES: tuple[str, ...] = get_args(Outcome)
 _FORCED: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
     "completed": ("# {query}\n\nThe page about {query}.", completed),
     "transient": ("The service timed out (HTTP 503). Trying again may work.", transient),
@@ -179,10 +178,10 @@ _FORCED: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
 _FORCED |= {"success": _FORCED["completed"], "retryable": _FORCED["transient"]}
 
 
-def forced_result(outcome: Outcome, query: str = "the query") -> tuple[str, dict[str, Any]]:
+def _forced_result(outcome: Outcome, query: str = "the query") -> tuple[str, dict[str, Any]]:
     """Return the `(content, artifact)` of a forced outcome; a ValueError for an unknown one."""
-    if outcome not in OUTCOMES:
-        raise ValueError(f"outcome must be one of {list(OUTCOMES)}")
+    if outcome not in _OUTCOMES:
+        raise ValueError(f"outcome must be one of {list(_OUTCOMES)}")
     content, build = _FORCED[outcome]
     return content.format(query=query), build()
 
@@ -203,14 +202,16 @@ def forced_tool(
 
     The turn's `i`-th tool call (in the order issued, whatever its tool) gets `outcomes[i]`,
     the last repeating; it reads the turn from `InjectedState("messages")`, on any thread.
+    An outcome is `success` (or `completed`), `transient` (or `retryable`), `fatal` or
+    `policy_block`.
     """
     forced = [outcomes] if isinstance(outcomes, str) else list(outcomes)
-    if not forced or any(outcome not in OUTCOMES for outcome in forced):
-        raise ValueError(f"outcomes must be one or more of {list(OUTCOMES)}")
+    if not forced or any(outcome not in _OUTCOMES for outcome in forced):
+        raise ValueError(f"outcomes must be one or more of {list(_OUTCOMES)}")
 
     def run(query: str, messages: list[Any], tool_call_id: str) -> tuple[str, dict[str, Any]]:
         index = invocation_index(messages, tool_call_id)
-        return forced_result(forced[min(index, len(forced) - 1)], query)
+        return _forced_result(forced[min(index, len(forced) - 1)], query)
 
     return StructuredTool.from_function(
         run,
@@ -229,7 +230,7 @@ def _messages(result: Mapping[str, Any]) -> list[BaseMessage]:
     return messages
 
 
-def stop_decision(result: Mapping[str, Any]) -> StopDecision:
+def _stop_decision(result: Mapping[str, Any]) -> StopDecision:
     """Return `result["stop_decision"]` (of `invoke` or a snapshot); fail if none was made."""
     if (decision := result.get("stop_decision")) is None:
         raise AssertionError("no stop_decision: no tool step ran this turn")
@@ -238,7 +239,7 @@ def stop_decision(result: Mapping[str, Any]) -> StopDecision:
 
 def assert_stopped(result: Mapping[str, Any], rule: str | None = None) -> StopDecision:
     """Assert that the run stopped, by `rule` (`completed`, `fatal`...) if given."""
-    decision = stop_decision(result)
+    decision = _stop_decision(result)
     if decision["action"] != "stop":
         raise AssertionError(f"the run continued (rule {decision['rule']!r})")
     if rule is not None and decision["rule"] != rule:
@@ -246,7 +247,7 @@ def assert_stopped(result: Mapping[str, Any], rule: str | None = None) -> StopDe
     return decision
 
 
-def model_calls(result: Mapping[str, Any] | Sequence[BaseMessage]) -> int:
+def _model_calls(result: Mapping[str, Any] | Sequence[BaseMessage]) -> int:
     """Count this turn's model calls: AIMessages with tool calls or metadata (not a relay).
 
     `result` is what `invoke` returned (or a snapshot's values), or its messages.
@@ -295,21 +296,12 @@ def assert_structured(result: Mapping[str, Any], expected: object = None) -> Non
 
 
 def assert_model_calls(result: Mapping[str, Any], expected: int) -> None:
-    """Assert [model_calls][stop_on_artifact.testing.model_calls] of the turn equals `expected`."""
-    if (counted := model_calls(result)) != expected:
+    """Assert the turn's model calls equal `expected`.
+
+    Counted: the turn's AIMessages with tool calls or metadata (a stop's answer is no call).
+    """
+    if (counted := _model_calls(result)) != expected:
         raise AssertionError(f"{counted} model calls this turn, expected {expected}")
-
-
-def assert_answer_is_settled_content(result: Mapping[str, Any]) -> None:
-    """Assert a hard stop: the last message, from no model, is the decision's `final_text`."""
-    decision, messages = assert_stopped(result), _messages(result)
-    answer = messages[-1]
-    if not isinstance(answer, AIMessage):
-        raise AssertionError(f"the last message is a {type(answer).__name__}")
-    if model_calls([answer]):
-        raise AssertionError("the answer came from a model call, not the tools")
-    if message_text(answer) != final_text(decision, messages[:-1]):
-        raise AssertionError("the answer is not the settled content verbatim")
 
 
 def approve(count: int = 1) -> Command[Any]:
