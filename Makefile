@@ -29,8 +29,14 @@ export UV_PYTHON_DOWNLOADS := never
 
 .PHONY: help dev kb-mcp test dist dist-build unit lint format bench bench-agentdojo e2e compat report docs docs-build install clean prod prod-env prod-test prod-lock services
 
+# The two a newcomer needs first, then the rest in file order; names padded to the longest.
 help: ## List the targets.
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
+	@awk -F ':.*## ' '/^[a-z0-9-]+:.*## / { name[++n] = $$1; text[n] = $$2; \
+		if (length($$1) > width) width = length($$1) } \
+		END { line = "%-" width "s  %s\n"; \
+		for (i = 1; i <= n; i++) if (name[i] == "dev" || name[i] == "test") printf line, name[i], text[i]; \
+		for (i = 1; i <= n; i++) if (name[i] != "dev" && name[i] != "test") printf line, name[i], text[i] }' \
+		$(MAKEFILE_LIST)
 
 $(UV):
 	@$(PYTHON) -m venv $(TOOLS)
