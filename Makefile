@@ -60,7 +60,7 @@ services: ## Install redis-server and PostgreSQL from Debian if they are missing
 
 prod-env: $(PROD)/venv/.synced services ## The production server's Python 3.12 env in .prod/venv.
 
-dev: install ## Serve both graphs with `langgraph dev` on 2024 or a free port, said first (offline model unless GROQ_API_KEY).
+dev: install ## Serve both graphs with `langgraph dev` on 2024 or a free port, said once it answers (offline model unless GROQ_API_KEY).
 	@$(RUN) python -m client.dev --host $(HOST) $(if $(PORT),--port $(PORT)) --no-browser
 
 kb-mcp: install ## Serve the knowledge base's search as an MCP server on 2027 or a free port (KB_PORT); it prints the AGENT_KB_MCP_URL=... make dev line.

@@ -28,12 +28,13 @@ under the settings its turn started with, which the server keeps with the thread
 
 The server URL comes from ``--url``, else ``LANGGRAPH_URL``, else the first that answers of
 the URL ``make dev`` wrote to ``.langgraph_api/dev-url`` (it serves on 2024, or on a free
-port when 2024 is taken), the URL ``make prod`` wrote to ``.langgraph_api/prod-url``, and
-``http://127.0.0.1:2024``. A ``server:`` line names the server and where its URL came from
-(``server: http://127.0.0.1:2026 (make prod)``): on standard output in ``check`` and
-``answer``, on standard error in ``ask`` (whose standard output is the run and its answer).
-When none answers, the error names each URL it tried and where it came from, and both ways to
-start one.
+port when 2024 is taken; a server it is still starting is waited for, with one line on
+standard error, while its launcher runs), the URL ``make prod`` wrote to
+``.langgraph_api/prod-url``, and ``http://127.0.0.1:2024``. A ``server:`` line names the
+server and where its URL came from (``server: http://127.0.0.1:2026 (make prod)``): on
+standard output in ``check`` and ``answer``, on standard error in ``ask`` (whose standard
+output is the run and its answer). When none answers, the error names each URL it tried and
+where it came from, and both ways to start one.
 A server that needs a key gets it from ``LANGGRAPH_API_KEY``, which ``langgraph_sdk`` sends as
 ``x-api-key``.
 
@@ -69,7 +70,7 @@ from client.context_flags import (
     FIELDS,
     OUTCOMES,
 )
-from client.dev import dev_url_file, prod_url_file
+from client.dev import dev_pid_file, dev_url_file, prod_url_file
 from client.scenarios import GRAPHS, SCENARIOS, Scenario, model_calls
 
 if TYPE_CHECKING:
@@ -84,8 +85,12 @@ has the client's packages (the system one does not)."""
 PROJECT = Path(__file__).resolve().parents[1]
 DEV_URL_FILE = dev_url_file(PROJECT)
 """Where ``make dev`` (:mod:`client.dev`) writes the URL it serves at, while it runs."""
+DEV_PID_FILE = dev_pid_file(PROJECT)
+"""Where ``make dev`` writes its launcher's pid: while it lives, the server is up or starting."""
 PROD_URL_FILE = prod_url_file(PROJECT)
 """Where ``make prod`` (:mod:`client.prodserver`) writes the URL it serves at, while it runs."""
+DEV_START_WAIT = 120.0
+"""Longest wait, in seconds, for a server ``make dev`` is still starting (its launcher alive)."""
 URL_ENV = "LANGGRAPH_URL"
 """Environment variable naming the server when ``--url`` is not given."""
 STREAM_MODES: list[Literal["updates", "custom"]] = ["updates", "custom"]
@@ -227,6 +232,52 @@ def candidate_urls(explicit: str | None) -> list[tuple[str, str]]:
     return tried
 
 
+def starting_dev_server() -> tuple[str, int] | None:
+    """Return the URL and pid of a ``make dev`` whose launcher lives, from its URL file.
+
+    Returns:
+        ``(url, pid)`` when :data:`DEV_PID_FILE` names a launcher that is still running (its
+        server may still be starting); None when a file is missing or the launcher is gone
+        (files left by a launcher that was killed).
+    """
+    try:
+        url = DEV_URL_FILE.read_text("utf-8").strip()
+        pid = int(DEV_PID_FILE.read_text("utf-8").strip())
+    except (OSError, ValueError):
+        return None
+    if not url:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass  # alive, another user's
+    return url, pid
+
+
+async def _wait_for_dev_server(http: httpx.AsyncClient, url: str, pid: int) -> bool:
+    """Wait for the server ``make dev`` (launcher ``pid``) is starting at ``url`` to answer.
+
+    Returns:
+        True once ``/ok`` answers; False when the launcher ends or :data:`DEV_START_WAIT`
+        passes first.
+    """
+    import httpx
+
+    print(f"waiting for the server make dev is starting at {url}", file=sys.stderr, flush=True)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + DEV_START_WAIT
+    while loop.time() < deadline and starting_dev_server() == (url, pid):
+        try:
+            await http.get(f"{url.rstrip('/')}/ok")
+        except httpx.TransportError:
+            await asyncio.sleep(0.25)
+        else:
+            return True
+    return False
+
+
 def source_label(source: str) -> str:
     """Return how the ``server:`` line names where a URL came from: ``make dev``, ``--url``..."""
     return source.removeprefix("written by ").split(" to ", 1)[0]
@@ -236,7 +287,9 @@ async def find_server(explicit: str | None, timeout: float = 5.0) -> tuple[str, 
     """Return the first candidate URL (:func:`candidate_urls`) where a server answers.
 
     Any HTTP answer counts (even 401 or 404): only a failed connection, a broken answer or
-    a timeout does not.
+    a timeout does not. A URL ``make dev`` wrote, whose launcher still runs, is waited for
+    (up to :data:`DEV_START_WAIT` seconds, said in one line on standard error): its server is
+    starting.
 
     Args:
         explicit: The ``--url`` flag's value, if given.
@@ -257,6 +310,9 @@ async def find_server(explicit: str | None, timeout: float = 5.0) -> tuple[str, 
             try:
                 await http.get(f"{url.rstrip('/')}/ok")
             except httpx.TransportError as exc:
+                starting = starting_dev_server() if source_label(source) == "make dev" else None
+                if starting and starting[0] == url and await _wait_for_dev_server(http, *starting):
+                    return url, source_label(source)
                 failures.append(f"{url} ({source}: {type(exc).__name__})")
             else:
                 return url, source_label(source)

@@ -138,9 +138,13 @@ def test_no_server_names_each_url_it_tried_and_where_it_came_from(
     state = tmp_path / ".langgraph_api"
     state.mkdir()
     (state / "dev-url").write_text(f"{dev}\n", "utf-8")  # left by a make dev that was killed
+    gone = subprocess.Popen([sys.executable, "-c", ""])
+    gone.wait()
+    (state / "dev-pid").write_text(f"{gone.pid}\n", "utf-8")  # so it is not waited for
     (state / "prod-url").write_text(f"{prod}\n", "utf-8")  # and by a make prod
     monkeypatch.setattr(cli, "PROJECT", tmp_path)
     monkeypatch.setattr(cli, "DEV_URL_FILE", state / "dev-url")
+    monkeypatch.setattr(cli, "DEV_PID_FILE", state / "dev-pid")
     monkeypatch.setattr(cli, "PROD_URL_FILE", state / "prod-url")
     monkeypatch.setattr(cli, "DEFAULT_URL", default)  # not 2024: whatever holds it here
     monkeypatch.delenv("LANGGRAPH_URL", raising=False)
@@ -168,6 +172,7 @@ def test_the_client_finds_the_server_make_prod_wrote_and_says_so(
     (state / "prod-url").write_text(f"{server.url}\n", "utf-8")  # as make prod writes it
     monkeypatch.setattr(cli, "PROJECT", tmp_path)
     monkeypatch.setattr(cli, "DEV_URL_FILE", state / "dev-url")  # no make dev running
+    monkeypatch.setattr(cli, "DEV_PID_FILE", state / "dev-pid")
     monkeypatch.setattr(cli, "PROD_URL_FILE", state / "prod-url")
     monkeypatch.setattr(cli, "DEFAULT_URL", f"http://127.0.0.1:{free_port()}")
     monkeypatch.delenv("LANGGRAPH_URL", raising=False)
