@@ -135,6 +135,11 @@ class Observation:
         pending: The thread's pending interrupts after the run (``{"id", "value"}``).
         artifacts: Each tool call's artifact, by tool-call id, as the ``updates`` stream
             carried its ToolMessage (an MCP tool's one level down, as the library reads it).
+        steps: Each tool call's step: the ids of the calls the same model reply issued, in
+            its order, by tool-call id (the latest reply that issued an id).
+        tools: The tool each call with a result ran, by tool-call id.
+        earlier_model_calls: The turn's model calls made before the runs observed here (a
+            turn paused for approval, then answered by another client command).
     """
 
     graph: str
@@ -144,6 +149,9 @@ class Observation:
     values: dict[str, Any] = field(default_factory=dict)
     pending: list[dict[str, Any]] = field(default_factory=list)
     artifacts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    steps: dict[str, list[str]] = field(default_factory=dict)
+    tools: dict[str, str] = field(default_factory=dict)
+    earlier_model_calls: int = 0
 
     @property
     def approval(self) -> dict[str, Any] | None:
@@ -156,8 +164,30 @@ class Observation:
 
     @property
     def model_calls(self) -> int:
-        """Count the model calls: updates from a model node, less a stop's answer."""
-        return model_calls(self.path, self.values.get("stop_decision"))
+        """Count the turn's model calls: updates from a model node, less a stop's answer.
+
+        A turn answered after a pause adds the calls it made before the pause
+        (:attr:`earlier_model_calls`).
+        """
+        return self.earlier_model_calls + model_calls(self.path, self.values.get("stop_decision"))
+
+    def take(self, messages: object) -> None:
+        """Take serialized messages' tool calls and results, later ones over earlier ones.
+
+        Args:
+            messages: A node update's messages, or the thread's, as the API serializes them:
+                each reply's calls go to :attr:`steps`, each result to :attr:`tools` and
+                :attr:`artifacts`.
+        """
+        for message in messages if isinstance(messages, list) else []:
+            if not isinstance(message, dict):
+                continue
+            calls = message.get("tool_calls") if message.get("type") == "ai" else None
+            ids = [str(c.get("id")) for c in calls or [] if isinstance(c, dict) and c.get("id")]
+            self.steps.update((call, ids) for call in ids)
+            if message.get("type") == "tool" and message.get("tool_call_id"):
+                self.tools[str(message["tool_call_id"])] = str(message.get("name") or "")
+        self.artifacts.update(_artifacts_of({"messages": messages}))
 
     @property
     def decision(self) -> dict[str, Any] | None:
@@ -410,7 +440,7 @@ def _read(part: Any, seen: Observation, held: list[dict[str, Any]]) -> str | Non
     if part.event == "updates" and isinstance(data, dict):
         seen.path.extend(str(node) for node in data)
         for update in data.values():
-            seen.artifacts.update(_artifacts_of(update))
+            seen.take(update.get("messages") if isinstance(update, dict) else None)
     elif part.event == "custom" and isinstance(data, dict) and "stop_decision" in data:
         seen.decisions.append(data["stop_decision"])
         held.append(data["stop_decision"])
@@ -420,11 +450,57 @@ def _read(part: Any, seen: Observation, held: list[dict[str, Any]]) -> str | Non
 
 
 def _release(held: list[dict[str, Any]], seen: Observation, hook: DecisionHook | None) -> None:
-    """Hand the held decisions to ``hook``, with the artifacts streamed so far."""
+    """Hand the held decisions to ``hook``, one call at a time (:func:`per_call`)."""
     if hook is not None:
         for decision in held:
-            hook(decision, seen.artifacts)
+            for call in per_call(decision, seen):
+                hook(call, seen.artifacts)
     held.clear()
+
+
+def per_call(decision: dict[str, Any], seen: Observation) -> list[dict[str, Any]]:
+    """Split a step's decision into one view per call of the step that has a result.
+
+    A decision names the one call that decided (``tool_call_id``); the step's other calls
+    had outcomes of their own. Each view keeps the step's ``action`` and ``rule`` and takes
+    its call's own ``tool``, ``reason`` (its artifact's; the deciding call keeps the
+    decision's) and ``approval``/``policy`` (its artifact's: the library's decision carries
+    the turn's first approval when its deciding call had none). ``answer_from`` is the call
+    when the decision answers from it, ``unsettled`` likewise.
+
+    Args:
+        decision: A streamed ``stop_decision``.
+        seen: The run so far: the steps and results streamed (or read from the thread).
+
+    Returns:
+        The views in the step's call order; the decision alone when its step is unknown.
+    """
+    deciding = decision.get("tool_call_id")
+    step = seen.steps.get(str(deciding)) if deciding else None
+    calls = [c for c in step or [] if c == deciding or c in seen.tools]
+    if not calls:
+        return [decision]
+    views = []
+    for call in calls:
+        artifact = seen.artifacts.get(call)
+        view = {key: value for key, value in decision.items() if key not in ("approval", "policy")}
+        view["tool_call_id"] = call
+        view["tool"] = seen.tools.get(call) or (decision.get("tool") if call == deciding else None)
+        if call != deciding:
+            view["reason"] = artifact.get("reason") if artifact is not None else None
+        asked = artifact.get("approval") if artifact is not None else None
+        if artifact is None and call == deciding:
+            asked = decision.get("approval")  # no artifact read: the decision's own
+        if isinstance(asked, str):
+            view["approval"] = asked
+            policy = artifact.get("policy") if artifact is not None else decision.get("policy")
+            if isinstance(policy, str):
+                view["policy"] = policy
+        for listed in ("answer_from", "unsettled"):
+            if isinstance(decision.get(listed), list):
+                view[listed] = [call] if call in decision[listed] else []
+        views.append(view)
+    return views
 
 
 def _raise_if_failed(joined: object, run: Any) -> None:
@@ -511,6 +587,7 @@ async def stream_run(
     values = state["values"]
     seen.values = dict(values) if isinstance(values, dict) else {}
     seen.pending = [dict(interrupt) for interrupt in state.get("interrupts") or []]
+    seen.take(_this_turn(seen.values.get("messages")))
     return seen
 
 
@@ -535,12 +612,24 @@ async def pending_approval(client: LangGraphClient, graph: str, thread_id: str) 
     except httpx.HTTPStatusError as exc:
         raise _refusal(exc) from exc
     values = state["values"]
-    return Observation(
+    seen = Observation(
         graph=graph,
         thread_id=thread_id,
         values=dict(values) if isinstance(values, dict) else {},
         pending=[dict(interrupt) for interrupt in state.get("interrupts") or []],
     )
+    turn = _this_turn(seen.values.get("messages"))
+    seen.take(turn)
+    if seen.approval is not None:  # a paused turn: each model reply so far was a model call
+        seen.earlier_model_calls = sum(1 for m in turn if m.get("type") == "ai")
+    return seen
+
+
+def _this_turn(messages: object) -> list[dict[str, Any]]:
+    """Return the serialized messages after the last user message (the current turn's)."""
+    listed = [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+    starts = [i for i, m in enumerate(listed) if m.get("type") == "human"]
+    return listed[starts[-1] + 1 :] if starts else listed
 
 
 def describe_approval(request: dict[str, Any]) -> str:
