@@ -29,8 +29,14 @@ export UV_PYTHON_DOWNLOADS := never
 
 .PHONY: help dev kb-mcp test dist dist-build unit lint format bench bench-agentdojo e2e compat report docs docs-build install clean prod prod-env prod-test prod-lock services
 
+# The two a newcomer needs first, then the rest in file order; names padded to the longest.
 help: ## List the targets.
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
+	@awk -F ':.*## ' '/^[a-z0-9-]+:.*## / { name[++n] = $$1; text[n] = $$2; \
+		if (length($$1) > width) width = length($$1) } \
+		END { line = "%-" width "s  %s\n"; \
+		for (i = 1; i <= n; i++) if (name[i] == "dev" || name[i] == "test") printf line, name[i], text[i]; \
+		for (i = 1; i <= n; i++) if (name[i] != "dev" && name[i] != "test") printf line, name[i], text[i] }' \
+		$(MAKEFILE_LIST)
 
 $(UV):
 	@$(PYTHON) -m venv $(TOOLS)
@@ -54,7 +60,7 @@ services: ## Install redis-server and PostgreSQL from Debian if they are missing
 
 prod-env: $(PROD)/venv/.synced services ## The production server's Python 3.12 env in .prod/venv.
 
-dev: install ## Serve both graphs with `langgraph dev` on 2024 or a free port, said first (offline model unless GROQ_API_KEY).
+dev: install ## Serve both graphs with `langgraph dev` on 2024 or a free port, said once it answers (offline model unless GROQ_API_KEY).
 	@$(RUN) python -m client.dev --host $(HOST) $(if $(PORT),--port $(PORT)) --no-browser
 
 kb-mcp: install ## Serve the knowledge base's search as an MCP server on 2027 or a free port (KB_PORT); it prints the AGENT_KB_MCP_URL=... make dev line.

@@ -28,12 +28,13 @@ under the settings its turn started with, which the server keeps with the thread
 
 The server URL comes from ``--url``, else ``LANGGRAPH_URL``, else the first that answers of
 the URL ``make dev`` wrote to ``.langgraph_api/dev-url`` (it serves on 2024, or on a free
-port when 2024 is taken), the URL ``make prod`` wrote to ``.langgraph_api/prod-url``, and
-``http://127.0.0.1:2024``. A ``server:`` line names the server and where its URL came from
-(``server: http://127.0.0.1:2026 (make prod)``): on standard output in ``check`` and
-``answer``, on standard error in ``ask`` (whose standard output is the run and its answer).
-When none answers, the error names each URL it tried and where it came from, and both ways to
-start one.
+port when 2024 is taken; a server it is still starting is waited for, with one line on
+standard error, while its launcher runs), the URL ``make prod`` wrote to
+``.langgraph_api/prod-url``, and ``http://127.0.0.1:2024``. A ``server:`` line names the
+server and where its URL came from (``server: http://127.0.0.1:2026 (make prod)``): on
+standard output in ``check`` and ``answer``, on standard error in ``ask`` (whose standard
+output is the run and its answer). When none answers, the error names each URL it tried and
+where it came from, and both ways to start one.
 A server that needs a key gets it from ``LANGGRAPH_API_KEY``, which ``langgraph_sdk`` sends as
 ``x-api-key``.
 
@@ -69,7 +70,7 @@ from client.context_flags import (
     FIELDS,
     OUTCOMES,
 )
-from client.dev import dev_url_file, prod_url_file
+from client.dev import dev_pid_file, dev_url_file, prod_url_file
 from client.scenarios import GRAPHS, SCENARIOS, Scenario, model_calls
 
 if TYPE_CHECKING:
@@ -84,8 +85,12 @@ has the client's packages (the system one does not)."""
 PROJECT = Path(__file__).resolve().parents[1]
 DEV_URL_FILE = dev_url_file(PROJECT)
 """Where ``make dev`` (:mod:`client.dev`) writes the URL it serves at, while it runs."""
+DEV_PID_FILE = dev_pid_file(PROJECT)
+"""Where ``make dev`` writes its launcher's pid: while it lives, the server is up or starting."""
 PROD_URL_FILE = prod_url_file(PROJECT)
 """Where ``make prod`` (:mod:`client.prodserver`) writes the URL it serves at, while it runs."""
+DEV_START_WAIT = 120.0
+"""Longest wait, in seconds, for a server ``make dev`` is still starting (its launcher alive)."""
 URL_ENV = "LANGGRAPH_URL"
 """Environment variable naming the server when ``--url`` is not given."""
 STREAM_MODES: list[Literal["updates", "custom"]] = ["updates", "custom"]
@@ -130,6 +135,11 @@ class Observation:
         pending: The thread's pending interrupts after the run (``{"id", "value"}``).
         artifacts: Each tool call's artifact, by tool-call id, as the ``updates`` stream
             carried its ToolMessage (an MCP tool's one level down, as the library reads it).
+        steps: Each tool call's step: the ids of the calls the same model reply issued, in
+            its order, by tool-call id (the latest reply that issued an id).
+        tools: The tool each call with a result ran, by tool-call id.
+        earlier_model_calls: The turn's model calls made before the runs observed here (a
+            turn paused for approval, then answered by another client command).
     """
 
     graph: str
@@ -139,6 +149,9 @@ class Observation:
     values: dict[str, Any] = field(default_factory=dict)
     pending: list[dict[str, Any]] = field(default_factory=list)
     artifacts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    steps: dict[str, list[str]] = field(default_factory=dict)
+    tools: dict[str, str] = field(default_factory=dict)
+    earlier_model_calls: int = 0
 
     @property
     def approval(self) -> dict[str, Any] | None:
@@ -151,8 +164,30 @@ class Observation:
 
     @property
     def model_calls(self) -> int:
-        """Count the model calls: updates from a model node, less a stop's answer."""
-        return model_calls(self.path, self.values.get("stop_decision"))
+        """Count the turn's model calls: updates from a model node, less a stop's answer.
+
+        A turn answered after a pause adds the calls it made before the pause
+        (:attr:`earlier_model_calls`).
+        """
+        return self.earlier_model_calls + model_calls(self.path, self.values.get("stop_decision"))
+
+    def take(self, messages: object) -> None:
+        """Take serialized messages' tool calls and results, later ones over earlier ones.
+
+        Args:
+            messages: A node update's messages, or the thread's, as the API serializes them:
+                each reply's calls go to :attr:`steps`, each result to :attr:`tools` and
+                :attr:`artifacts`.
+        """
+        for message in messages if isinstance(messages, list) else []:
+            if not isinstance(message, dict):
+                continue
+            calls = message.get("tool_calls") if message.get("type") == "ai" else None
+            ids = [str(c.get("id")) for c in calls or [] if isinstance(c, dict) and c.get("id")]
+            self.steps.update((call, ids) for call in ids)
+            if message.get("type") == "tool" and message.get("tool_call_id"):
+                self.tools[str(message["tool_call_id"])] = str(message.get("name") or "")
+        self.artifacts.update(_artifacts_of({"messages": messages}))
 
     @property
     def decision(self) -> dict[str, Any] | None:
@@ -227,6 +262,52 @@ def candidate_urls(explicit: str | None) -> list[tuple[str, str]]:
     return tried
 
 
+def starting_dev_server() -> tuple[str, int] | None:
+    """Return the URL and pid of a ``make dev`` whose launcher lives, from its URL file.
+
+    Returns:
+        ``(url, pid)`` when :data:`DEV_PID_FILE` names a launcher that is still running (its
+        server may still be starting); None when a file is missing or the launcher is gone
+        (files left by a launcher that was killed).
+    """
+    try:
+        url = DEV_URL_FILE.read_text("utf-8").strip()
+        pid = int(DEV_PID_FILE.read_text("utf-8").strip())
+    except (OSError, ValueError):
+        return None
+    if not url:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass  # alive, another user's
+    return url, pid
+
+
+async def _wait_for_dev_server(http: httpx.AsyncClient, url: str, pid: int) -> bool:
+    """Wait for the server ``make dev`` (launcher ``pid``) is starting at ``url`` to answer.
+
+    Returns:
+        True once ``/ok`` answers; False when the launcher ends or :data:`DEV_START_WAIT`
+        passes first.
+    """
+    import httpx
+
+    print(f"waiting for the server make dev is starting at {url}", file=sys.stderr, flush=True)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + DEV_START_WAIT
+    while loop.time() < deadline and starting_dev_server() == (url, pid):
+        try:
+            await http.get(f"{url.rstrip('/')}/ok")
+        except httpx.TransportError:
+            await asyncio.sleep(0.25)
+        else:
+            return True
+    return False
+
+
 def source_label(source: str) -> str:
     """Return how the ``server:`` line names where a URL came from: ``make dev``, ``--url``..."""
     return source.removeprefix("written by ").split(" to ", 1)[0]
@@ -236,7 +317,9 @@ async def find_server(explicit: str | None, timeout: float = 5.0) -> tuple[str, 
     """Return the first candidate URL (:func:`candidate_urls`) where a server answers.
 
     Any HTTP answer counts (even 401 or 404): only a failed connection, a broken answer or
-    a timeout does not.
+    a timeout does not. A URL ``make dev`` wrote, whose launcher still runs, is waited for
+    (up to :data:`DEV_START_WAIT` seconds, said in one line on standard error): its server is
+    starting.
 
     Args:
         explicit: The ``--url`` flag's value, if given.
@@ -257,6 +340,9 @@ async def find_server(explicit: str | None, timeout: float = 5.0) -> tuple[str, 
             try:
                 await http.get(f"{url.rstrip('/')}/ok")
             except httpx.TransportError as exc:
+                starting = starting_dev_server() if source_label(source) == "make dev" else None
+                if starting and starting[0] == url and await _wait_for_dev_server(http, *starting):
+                    return url, source_label(source)
                 failures.append(f"{url} ({source}: {type(exc).__name__})")
             else:
                 return url, source_label(source)
@@ -354,7 +440,7 @@ def _read(part: Any, seen: Observation, held: list[dict[str, Any]]) -> str | Non
     if part.event == "updates" and isinstance(data, dict):
         seen.path.extend(str(node) for node in data)
         for update in data.values():
-            seen.artifacts.update(_artifacts_of(update))
+            seen.take(update.get("messages") if isinstance(update, dict) else None)
     elif part.event == "custom" and isinstance(data, dict) and "stop_decision" in data:
         seen.decisions.append(data["stop_decision"])
         held.append(data["stop_decision"])
@@ -364,11 +450,57 @@ def _read(part: Any, seen: Observation, held: list[dict[str, Any]]) -> str | Non
 
 
 def _release(held: list[dict[str, Any]], seen: Observation, hook: DecisionHook | None) -> None:
-    """Hand the held decisions to ``hook``, with the artifacts streamed so far."""
+    """Hand the held decisions to ``hook``, one call at a time (:func:`per_call`)."""
     if hook is not None:
         for decision in held:
-            hook(decision, seen.artifacts)
+            for call in per_call(decision, seen):
+                hook(call, seen.artifacts)
     held.clear()
+
+
+def per_call(decision: dict[str, Any], seen: Observation) -> list[dict[str, Any]]:
+    """Split a step's decision into one view per call of the step that has a result.
+
+    A decision names the one call that decided (``tool_call_id``); the step's other calls
+    had outcomes of their own. Each view keeps the step's ``action`` and ``rule`` and takes
+    its call's own ``tool``, ``reason`` (its artifact's; the deciding call keeps the
+    decision's) and ``approval``/``policy`` (its artifact's: the library's decision carries
+    the turn's first approval when its deciding call had none). ``answer_from`` is the call
+    when the decision answers from it, ``unsettled`` likewise.
+
+    Args:
+        decision: A streamed ``stop_decision``.
+        seen: The run so far: the steps and results streamed (or read from the thread).
+
+    Returns:
+        The views in the step's call order; the decision alone when its step is unknown.
+    """
+    deciding = decision.get("tool_call_id")
+    step = seen.steps.get(str(deciding)) if deciding else None
+    calls = [c for c in step or [] if c == deciding or c in seen.tools]
+    if not calls:
+        return [decision]
+    views = []
+    for call in calls:
+        artifact = seen.artifacts.get(call)
+        view = {key: value for key, value in decision.items() if key not in ("approval", "policy")}
+        view["tool_call_id"] = call
+        view["tool"] = seen.tools.get(call) or (decision.get("tool") if call == deciding else None)
+        if call != deciding:
+            view["reason"] = artifact.get("reason") if artifact is not None else None
+        asked = artifact.get("approval") if artifact is not None else None
+        if artifact is None and call == deciding:
+            asked = decision.get("approval")  # no artifact read: the decision's own
+        if isinstance(asked, str):
+            view["approval"] = asked
+            policy = artifact.get("policy") if artifact is not None else decision.get("policy")
+            if isinstance(policy, str):
+                view["policy"] = policy
+        for listed in ("answer_from", "unsettled"):
+            if isinstance(decision.get(listed), list):
+                view[listed] = [call] if call in decision[listed] else []
+        views.append(view)
+    return views
 
 
 def _raise_if_failed(joined: object, run: Any) -> None:
@@ -455,6 +587,7 @@ async def stream_run(
     values = state["values"]
     seen.values = dict(values) if isinstance(values, dict) else {}
     seen.pending = [dict(interrupt) for interrupt in state.get("interrupts") or []]
+    seen.take(_this_turn(seen.values.get("messages")))
     return seen
 
 
@@ -479,12 +612,24 @@ async def pending_approval(client: LangGraphClient, graph: str, thread_id: str) 
     except httpx.HTTPStatusError as exc:
         raise _refusal(exc) from exc
     values = state["values"]
-    return Observation(
+    seen = Observation(
         graph=graph,
         thread_id=thread_id,
         values=dict(values) if isinstance(values, dict) else {},
         pending=[dict(interrupt) for interrupt in state.get("interrupts") or []],
     )
+    turn = _this_turn(seen.values.get("messages"))
+    seen.take(turn)
+    if seen.approval is not None:  # a paused turn: each model reply so far was a model call
+        seen.earlier_model_calls = sum(1 for m in turn if m.get("type") == "ai")
+    return seen
+
+
+def _this_turn(messages: object) -> list[dict[str, Any]]:
+    """Return the serialized messages after the last user message (the current turn's)."""
+    listed = [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+    starts = [i for i, m in enumerate(listed) if m.get("type") == "human"]
+    return listed[starts[-1] + 1 :] if starts else listed
 
 
 def describe_approval(request: dict[str, Any]) -> str:

@@ -3,15 +3,18 @@
 ``langgraph dev`` moves to another port when its own is taken, and says so only deep in its
 log; a client then knocks on the wrong door. This launcher picks the port before it starts
 the server: the one asked for with ``--port`` (``make dev PORT=...``), refused in one line
-when it is taken; else :data:`PREFERRED_PORT` if it is free, else a free one. Its first line
-says where it serves::
+when it is taken; else :data:`PREFERRED_PORT` if it is free, else a free one. Once the server
+answers (its ``/ok`` route; the server's own start-up log comes first), one line says where it
+serves::
 
     serving both graphs at http://127.0.0.1:2024 (Studio: https://smith.langchain.com/...)
 
-and it writes that URL to ``.langgraph_api/dev-url`` beside the served ``langgraph.json``
-(ignored by git; the file goes when the launcher ends), where ``python -m client`` finds it.
-The file is written before the server's reloader starts watching and removed after it
-stops, so it never causes a reload.
+so a command run on that line finds it up. Before the server starts, the launcher writes that
+URL to ``.langgraph_api/dev-url`` beside the served ``langgraph.json``, and its own pid to
+``.langgraph_api/dev-pid`` (ignored by git; both go when the launcher ends), where
+``python -m client`` finds it, and waits for a server still starting while that pid lives.
+The files are written before the server's reloader starts watching and removed after it
+stops, so they never cause a reload.
 
 ``langgraph dev`` reloads when a file under the project changes. The in-memory server also
 rewrites its own persistence (``.langgraph_api/`` in the working directory) about every 10 s,
@@ -31,8 +34,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import signal
 import sys
+import threading
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -45,6 +53,8 @@ PREFERRED_PORT = 2024
 STUDIO = "https://smith.langchain.com/studio/?baseUrl="
 """LangGraph Studio's address for a local server, the server's URL appended."""
 EXIT_PORT_TAKEN = 1
+POLL_S = 0.2
+"""How often the launcher asks the starting server's ``/ok`` whether it answers."""
 
 
 def dev_url_file(project: Path) -> Path:
@@ -91,6 +101,36 @@ def serving_line(url: str, moved_from: int | None = None) -> str:
     return f"serving both graphs at {url} ({moved}Studio: {STUDIO}{url})"
 
 
+def dev_pid_file(project: Path) -> Path:
+    """Return where the dev server's launcher writes its pid, beside :func:`dev_url_file`.
+
+    Args:
+        project: The folder holding the served ``langgraph.json``.
+
+    Returns:
+        ``project/.langgraph_api/dev-pid``: while that process lives, the URL's server is
+        up or starting.
+    """
+    return project / ".langgraph_api" / "dev-pid"
+
+
+def answers(url: str) -> bool:
+    """Whether the server at ``url`` answers its ``/ok`` route, asked directly (no proxy)."""
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with direct.open(f"{url}/ok", timeout=2) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _say_once_serving(url: str, line: str) -> None:
+    """Print ``line`` once the server at ``url`` answers (a daemon thread: it ends with us)."""
+    while not answers(url):
+        time.sleep(POLL_S)
+    print(line, flush=True)
+
+
 def _own_flags() -> argparse.ArgumentParser:
     flags = argparse.ArgumentParser(add_help=False)
     flags.add_argument("--host", default="127.0.0.1")
@@ -132,8 +172,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger(WATCHER_LOGGER).setLevel(logging.WARNING)
     state = dev_url_file(Path(own.config).resolve().parent)
     state.parent.mkdir(exist_ok=True)
-    state.write_text(url + "\n", "utf-8")  # before the line: a reader of the line finds it
-    print(serving_line(url, moved_from), flush=True)
+    # Before the server starts: a client run while it starts finds it, and waits for it.
+    state.write_text(f"{url}\n", "utf-8")
+    launcher = dev_pid_file(state.parent.parent)
+    launcher.write_text(f"{os.getpid()}\n", "utf-8")
+    line = serving_line(url, moved_from)
+    threading.Thread(target=_say_once_serving, args=(url, line), daemon=True).start()
     # uvicorn re-raises a SIGTERM it caught once it has shut down: end here, file removed.
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     args = ["dev", "--config", own.config, "--host", host, "--port", str(port), *rest]
@@ -147,6 +191,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(OSError):
             if state.read_text("utf-8").strip() == url:  # not a later launcher's file
                 state.unlink()
+        with contextlib.suppress(OSError):
+            if launcher.read_text("utf-8").strip() == str(os.getpid()):
+                launcher.unlink()
     return 0
 
 

@@ -138,9 +138,13 @@ def test_no_server_names_each_url_it_tried_and_where_it_came_from(
     state = tmp_path / ".langgraph_api"
     state.mkdir()
     (state / "dev-url").write_text(f"{dev}\n", "utf-8")  # left by a make dev that was killed
+    gone = subprocess.Popen([sys.executable, "-c", ""])
+    gone.wait()
+    (state / "dev-pid").write_text(f"{gone.pid}\n", "utf-8")  # so it is not waited for
     (state / "prod-url").write_text(f"{prod}\n", "utf-8")  # and by a make prod
     monkeypatch.setattr(cli, "PROJECT", tmp_path)
     monkeypatch.setattr(cli, "DEV_URL_FILE", state / "dev-url")
+    monkeypatch.setattr(cli, "DEV_PID_FILE", state / "dev-pid")
     monkeypatch.setattr(cli, "PROD_URL_FILE", state / "prod-url")
     monkeypatch.setattr(cli, "DEFAULT_URL", default)  # not 2024: whatever holds it here
     monkeypatch.delenv("LANGGRAPH_URL", raising=False)
@@ -168,6 +172,7 @@ def test_the_client_finds_the_server_make_prod_wrote_and_says_so(
     (state / "prod-url").write_text(f"{server.url}\n", "utf-8")  # as make prod writes it
     monkeypatch.setattr(cli, "PROJECT", tmp_path)
     monkeypatch.setattr(cli, "DEV_URL_FILE", state / "dev-url")  # no make dev running
+    monkeypatch.setattr(cli, "DEV_PID_FILE", state / "dev-pid")
     monkeypatch.setattr(cli, "PROD_URL_FILE", state / "prod-url")
     monkeypatch.setattr(cli, "DEFAULT_URL", f"http://127.0.0.1:{free_port()}")
     monkeypatch.delenv("LANGGRAPH_URL", raising=False)
@@ -220,6 +225,46 @@ def test_two_purchases_joined_by_and_are_both_answered_in_order(
     assert answer.count("# Thank you for your order") == 2
     laptop, mouse = answer.find("| a laptop | $300.00 |"), answer.find("| a mouse | $20.00 |")
     assert -1 < laptop < mouse, answer
+
+
+def decision_lines(stdout: str) -> list[str]:
+    return [line for line in stdout.splitlines() if line.startswith("stop decision:")]
+
+
+def named_call(line: str) -> str:
+    return line.split(" call=", 1)[1].split()[0]
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+async def test_each_call_of_a_step_has_a_line_with_its_own_outcome(
+    server: DevServer, client: LangGraphClient, graph: str
+) -> None:
+    # Seed 0: both calls of the first step time out; the second step buys the mouse only.
+    done = command("buy a keyboard for 30 and a mouse for 20", "--graph", graph, url=server.url)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    shown = decision_lines(done.stdout)
+    thread_id = lines[-1].split("thread: ")[1]
+    turn = current_turn(
+        values_of((await client.threads.get_state(thread_id))["values"])["messages"]
+    )
+    steps = tool_steps(turn)
+    assert len(steps) == 2
+    calls = [message for step in steps for message in step]
+    assert [named_call(line) for line in shown] == [m["tool_call_id"] for m in calls]
+    for line, message in zip(shown, calls, strict=True):
+        assert f" reason={message['artifact']['reason']} tool=checkout " in line
+        # Each call's line is followed by its own outcome line.
+        assert lines[lines.index(line) + 1].startswith("  outcome: ")
+    assert [line.split(" reason=")[0] for line in shown] == [
+        "stop decision: continue rule=transient",
+        "stop decision: continue rule=transient",
+        "stop decision: stop     rule=retry_budget",
+        "stop decision: stop     rule=retry_budget",
+    ]
+    assert [line.split(" reason=")[1].split()[0] for line in shown] == [
+        "transient", "transient", "transient", "completed",
+    ]  # fmt: skip
 
 
 def test_check_runs_the_whole_matrix(server: DevServer) -> None:
@@ -414,6 +459,58 @@ async def test_without_a_flag_the_run_stays_paused_and_answer_answers_it_later(
     again = command(*args, "--approve", url=server.url)
     assert again.returncode == EXIT_FAILED
     assert "has no pending approval" in again.stdout
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+async def test_each_call_shows_only_its_own_approval(
+    server: DevServer, client: LangGraphClient, graph: str
+) -> None:
+    question = "buy a sofa for 700 and a lamp for 40"  # only the sofa is above the cap
+    done = command(question, "--graph", graph, "--on-policy-block", "ask", "--approve",
+                   url=server.url)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("  1. checkout (approve/reject)") == 1
+    assert "  2. " not in done.stdout
+    thread_id = done.stdout.splitlines()[-1].split("thread: ")[1]
+    turn = current_turn(
+        values_of((await client.threads.get_state(thread_id))["values"])["messages"]
+    )
+    item = {
+        call["id"]: call["args"]["item"]
+        for message in turn
+        if message["type"] == "ai"
+        for call in message.get("tool_calls") or []
+    }
+    shown = decision_lines(done.stdout)
+    sofa = [line for line in shown if item[named_call(line)] == "a sofa"]
+    lamp = [line for line in shown if item[named_call(line)] == "a lamp"]
+    assert sofa and lamp and len(sofa) + len(lamp) == len(shown)
+    assert all(line.endswith(" approval=approved policy=spend_cap") for line in sofa), sofa
+    assert not any("approval=" in line for line in lamp), lamp
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+async def test_an_answer_later_counts_the_model_calls_of_the_whole_turn(
+    server: DevServer, client: LangGraphClient, graph: str
+) -> None:
+    question = ("buy a sofa for 700 and a lamp for 40", "--graph", graph, *ASK_FLAGS)
+    at_once = command(*question, "--reject", "Over budget", url=server.url)
+    assert at_once.returncode == 0, at_once.stderr
+    paused = command(*question, url=server.url)
+    assert paused.returncode == EXIT_PAUSED, paused.stderr
+    thread_id = paused.stdout.split("--thread-id ", 1)[1].split()[0]
+    args = ("answer", "--graph", graph, "--thread-id", thread_id, "--reject", "Over budget")
+    later = command(*args, url=server.url)
+    assert later.returncode == 0, later.stderr
+    turn = current_turn(
+        values_of((await client.threads.get_state(thread_id))["values"])["messages"]
+    )
+    # Each reply that issued calls is a model call; the hard stop's answer is none.
+    replies = sum(1 for message in turn if message["type"] == "ai" and message.get("tool_calls"))
+    assert replies >= 1
+    counted = [line for line in later.stdout.splitlines() if line.startswith("model calls: ")]
+    assert counted == [f"model calls: {replies}"]
+    assert f"model calls: {replies}" in at_once.stdout.splitlines()
 
 
 async def test_the_printed_answer_later_line_runs_as_printed(

@@ -14,9 +14,14 @@ from pathlib import Path
 
 import httpx
 
-from client.dev import dev_url_file
+from client.dev import dev_pid_file, dev_url_file
 from client.devserver import answers_200, stop_process
-from tests.support.dev_server import MAKE_DEV, check_env_file, copy_of_the_project, dev_server
+from tests.support.dev_server import (
+    MAKE_DEV,
+    check_env_file,
+    copy_of_the_project,
+    dev_server,
+)
 
 SERVING = re.compile(
     r"serving both graphs at (http://127\.0\.0\.1:(\d+)) "
@@ -75,7 +80,21 @@ def plain_env() -> dict[str, str]:
     }
 
 
-def test_make_dev_says_where_it_serves_when_its_port_is_taken_and_the_client_finds_it(
+def ask_the_readme_question(project: Path) -> subprocess.Popen[str]:
+    """The README's first command, as printed: no --url, no LANGGRAPH_URL."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "client", "How does a checkpointer work?"]
+        + ["--force-outcome", "success"],
+        cwd=project,
+        env=plain_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def test_make_dev_says_where_it_serves_once_it_answers_and_a_client_run_while_it_starts_waits(
     tmp_path: Path,
 ) -> None:
     project = copy_of_the_project(tmp_path / "project")
@@ -94,40 +113,58 @@ def test_make_dev_says_where_it_serves_when_its_port_is_taken_and_the_client_fin
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
+        asked: subprocess.Popen[str] | None = None
         try:
             deadline = time.monotonic() + 90
-            while not log_path.read_text("utf-8").endswith("\n") and time.monotonic() < deadline:
+            while not dev_pid_file(project).exists() and time.monotonic() < deadline:
                 assert launcher.poll() is None, log_path.read_text("utf-8")
-                time.sleep(0.1)
-            first = log_path.read_text("utf-8").splitlines()[0]
-            served = SERVING.fullmatch(first)
-            assert served is not None, first
-            url, port = served[1], int(served[2])
-            assert int(served[3]) == taken and port != taken
-            assert dev_url_file(project).read_text("utf-8") == f"{url}\n"
-            while not answers_200(f"{url}/ok") and time.monotonic() < deadline:
-                assert launcher.poll() is None, log_path.read_text("utf-8")[-3000:]
-                time.sleep(0.2)
-            assert first not in log_path.read_text("utf-8").split("\n", 1)[1]  # said once
+                time.sleep(0.05)
+            url = dev_url_file(project).read_text("utf-8").strip()
+            assert dev_pid_file(project).read_text("utf-8") == f"{launcher.pid}\n"
+            # A client run before the server answers: it waits for the server, not fails.
+            started_before = not answers_200(f"{url}/ok")
+            asked = ask_the_readme_question(project)
 
-            # The README's first command, as printed: no --url, no LANGGRAPH_URL.
-            asked = subprocess.run(
-                [sys.executable, "-m", "client", "How does a checkpointer work?"]
-                + ["--force-outcome", "success"],
+            served = None
+            while served is None and time.monotonic() < deadline:
+                assert launcher.poll() is None, log_path.read_text("utf-8")[-3000:]
+                served = SERVING.search(log_path.read_text("utf-8"))
+                time.sleep(0.05)
+            assert served is not None, log_path.read_text("utf-8")[-3000:]
+            assert answers_200(f"{url}/ok"), "said only once the server answers"
+            assert served[1] == url and int(served[3]) == taken and int(served[2]) != taken
+            assert dev_url_file(project).read_text("utf-8") == f"{url}\n"
+            assert log_path.read_text("utf-8").count("serving both graphs at") == 1  # said once
+            served_line = SERVING.search(log_path.read_text("utf-8"))
+            assert served_line is not None
+            [line] = [x for x in log_path.read_text("utf-8").splitlines() if served_line[0] in x]
+            assert line == served_line[0]  # a line of its own
+
+            out, err = asked.communicate(timeout=300)
+            assert asked.returncode == 0, err
+            assert out.startswith("stop decision: stop     rule=completed")
+            # It says which server answered: the one make dev moved to, not 2024.
+            waited = f"waiting for the server make dev is starting at {url}\n"
+            said = f"server: {url} (make dev)\n"
+            assert err in (said, waited + said)
+            assert err == waited + said or not started_before, "it waited for the start"
+            again = subprocess.run(
+                [sys.executable, "-m", "client", "checkpointer", "--force-outcome", "success"],
                 cwd=project,
                 env=plain_env(),
                 capture_output=True,
                 text=True,
                 timeout=300,
             )
-            assert asked.returncode == 0, asked.stderr
-            assert asked.stdout.startswith("stop decision: stop     rule=completed")
-            # It says which server answered: the one make dev moved to, not 2024.
-            assert asked.stderr == f"server: {url} (make dev)\n"
+            assert again.returncode == 0 and again.stderr == said, again.stderr
         finally:
+            if asked is not None and asked.poll() is None:
+                asked.kill()
+                asked.wait()
             stop_process(launcher)
     assert launcher.returncode is not None
     assert not dev_url_file(project).exists(), "the launcher removes its URL file on exit"
+    assert not dev_pid_file(project).exists(), "and its pid file"
 
 
 def test_make_dev_refuses_a_taken_port_that_was_asked_for_in_one_line(tmp_path: Path) -> None:

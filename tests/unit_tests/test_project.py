@@ -40,6 +40,22 @@ def test_readme_opens_with_the_two_commands() -> None:
     assert first_block.group(1).split() == ["make", "dev", "make", "test"]
 
 
+def test_make_help_lists_dev_and_test_first_each_description_in_one_column() -> None:
+    listed = subprocess.run(
+        ["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    )
+    lines = listed.stdout.splitlines()
+    targets = re.findall(r"^([a-z0-9-]+):.*## ", (ROOT / "Makefile").read_text("utf-8"), re.M)
+    names = [line.split(" ", 1)[0] for line in lines]
+    assert names[:2] == ["dev", "test"]
+    assert sorted(names) == sorted(targets)  # every documented target, once
+    width = max(map(len, targets))  # the longest name (bench-agentdojo) sets the column
+    for line in lines:
+        name, gap, text = line[:width], line[width : width + 2], line[width + 2 :]
+        assert gap == "  " and name.rstrip() in targets, line
+        assert text and not text.startswith(" "), line
+
+
 def test_env_example_lists_every_variable_read() -> None:
     listed = set(re.findall(r"^([A-Z][A-Z0-9_]+)=", (ROOT / ".env.example").read_text(), re.M))
     read: set[str] = set()
