@@ -23,6 +23,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from bench.agentdojo.harness import REFUSED as REFUSED_BY_PROVIDER
+from bench.agentdojo.harness import errored
 from bench.agentdojo.model import Journal, confirmed, estimate, parse_price, price, spec
 from bench.agentdojo.report import README, goals, totals_table, update_readme, write
 from bench.agentdojo.run import FAULT_RATE, SEED, chosen_tasks, config_names, run_all
@@ -157,8 +158,11 @@ def run_model(args: argparse.Namespace, suites: tuple[str, ...], configs: list[s
         "seed": args.seed,
     }
     journal = Journal(args.out / f"agentdojo-{model.slug}.jsonl", options, fresh=args.fresh)
-    if journal.rows:
-        print(f"  {len(journal.rows)} task runs already in {journal.path}: not run again")
+    kept = [row for row in journal.rows.values() if not errored(row)]
+    if kept:
+        print(f"  {len(kept)} task runs already in {journal.path}: not run again")
+    if len(kept) < len(journal.rows):
+        print(f"  {len(journal.rows) - len(kept)} task runs there raised: run again")
     answer = confirmed(args.yes)
     if answer is None:
         print(
@@ -196,9 +200,15 @@ def run_model(args: argparse.Namespace, suites: tuple[str, ...], configs: list[s
         if row["suite"] == "total" or row["config"] == "stop/when_marked":
             print(
                 f"marks {row['config']} {row['suite']}: right {row['right']}, too early "
-                f"{row['too early']}, missed {row['missed']}, spurious {row['spurious']}; "
+                f"{row['too early']}, missed {row['missed']}, spurious {row['spurious']}, "
+                f"errored {row['errored']}; "
                 f"precision {row['precision']}, recall {row['recall']}"
             )
+    if result["model"]["errored"]:
+        print(
+            f"{len(result['model']['errored'])} run(s) raised (counted with the requests and "
+            "calls they made, not as marks): a rerun runs them again"
+        )
     print(f"took {result['meta']['duration_s']} s; wrote {path} and {journal.path}")
     return 0
 

@@ -137,7 +137,9 @@ def totals_table(result: dict[str, Any]) -> list[str]:
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for faults in (False, True):
-        base = row(result, "stock", faults)
+        # a model run of chosen configurations may leave stock out: nothing to compare with
+        ran = {c["name"] for c in result["configs"]}
+        base = row(result, "stock", faults) if "stock" in ran else {"dollars": 0, "model_calls": 0}
         for config in result["configs"]:
             r = row(result, config["name"], faults)
             lines.append(
