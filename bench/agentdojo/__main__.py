@@ -25,7 +25,7 @@ from langchain_core.language_models import BaseChatModel
 from bench.agentdojo.harness import REFUSED as REFUSED_BY_PROVIDER
 from bench.agentdojo.harness import errored
 from bench.agentdojo.model import Journal, confirmed, estimate, parse_price, price, spec
-from bench.agentdojo.report import README, goals, totals_table, update_readme, write
+from bench.agentdojo.report import README, goal_line, goals, totals_table, update_readme, write
 from bench.agentdojo.run import FAULT_RATE, SEED, chosen_tasks, config_names, run_all
 from bench.agentdojo.suites import SUITES
 from bench.latency import Profile
@@ -134,9 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         README.write_text(update_readme(README.read_text("utf-8"), result), "utf-8")
         paths["readme"] = README
     print("\n".join(totals_table(result)))
-    status = {True: "met", False: "NOT met", None: "not measured"}
     for goal in goals(result):
-        print(f"[{status[goal['met']]}] {goal['goal']}: {goal['measured']}")
+        print(goal_line(goal))
     print(f"took {result['meta']['duration_s']} s; wrote " + ", ".join(map(str, paths.values())))
     return 0
 

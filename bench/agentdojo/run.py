@@ -17,6 +17,7 @@ its run raised (``errored``: a provider's failure after its retries, or the run'
 
 from __future__ import annotations
 
+import os
 import platform
 import time
 from collections.abc import Callable, Sequence
@@ -47,6 +48,7 @@ from bench.agentdojo.mappings import (
 from bench.agentdojo.marking import marking_grid
 from bench.agentdojo.model import Journal
 from bench.agentdojo.parallel import steps
+from bench.agentdojo.report import TIMED
 from bench.agentdojo.suites import SUITES, VERSION, Task, suite, tasks
 from bench.agentdojo.tools import Faults
 from bench.latency import Profile
@@ -216,7 +218,7 @@ def run_all(
             "profile": profile.as_dict(),
             "versions": {name: version(name) for name in PACKAGES},
             "python": platform.python_version(),
-            "duration_s": round(time.perf_counter() - started, 1),
+            "cpus": os.cpu_count(),
         },
         "harness_check": check,
         "mappings": {
@@ -285,6 +287,8 @@ def run_all(
             ],
         }
         result["marking"] = marking_rows(chosen, outcomes, configs, marks)
+    # the whole run, the marking grid included (the README's figure: bench/README.md)
+    result["meta"] |= {"duration_s": round(time.perf_counter() - started, 1), "timed": TIMED}
     return result
 
 
