@@ -23,8 +23,9 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from bench.agentdojo.harness import REFUSED as REFUSED_BY_PROVIDER
+from bench.agentdojo.harness import errored
 from bench.agentdojo.model import Journal, confirmed, estimate, parse_price, price, spec
-from bench.agentdojo.report import README, goals, totals_table, update_readme, write
+from bench.agentdojo.report import README, goal_line, goals, totals_table, update_readme, write
 from bench.agentdojo.run import FAULT_RATE, SEED, chosen_tasks, config_names, run_all
 from bench.agentdojo.suites import SUITES
 from bench.latency import Profile
@@ -133,9 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         README.write_text(update_readme(README.read_text("utf-8"), result), "utf-8")
         paths["readme"] = README
     print("\n".join(totals_table(result)))
-    status = {True: "met", False: "NOT met", None: "not measured"}
     for goal in goals(result):
-        print(f"[{status[goal['met']]}] {goal['goal']}: {goal['measured']}")
+        print(goal_line(goal))
     print(f"took {result['meta']['duration_s']} s; wrote " + ", ".join(map(str, paths.values())))
     return 0
 
@@ -157,8 +157,11 @@ def run_model(args: argparse.Namespace, suites: tuple[str, ...], configs: list[s
         "seed": args.seed,
     }
     journal = Journal(args.out / f"agentdojo-{model.slug}.jsonl", options, fresh=args.fresh)
-    if journal.rows:
-        print(f"  {len(journal.rows)} task runs already in {journal.path}: not run again")
+    kept = [row for row in journal.rows.values() if not errored(row)]
+    if kept:
+        print(f"  {len(kept)} task runs already in {journal.path}: not run again")
+    if len(kept) < len(journal.rows):
+        print(f"  {len(journal.rows) - len(kept)} task runs there raised: run again")
     answer = confirmed(args.yes)
     if answer is None:
         print(
@@ -196,9 +199,15 @@ def run_model(args: argparse.Namespace, suites: tuple[str, ...], configs: list[s
         if row["suite"] == "total" or row["config"] == "stop/when_marked":
             print(
                 f"marks {row['config']} {row['suite']}: right {row['right']}, too early "
-                f"{row['too early']}, missed {row['missed']}, spurious {row['spurious']}; "
+                f"{row['too early']}, missed {row['missed']}, spurious {row['spurious']}, "
+                f"errored {row['errored']}; "
                 f"precision {row['precision']}, recall {row['recall']}"
             )
+    if result["model"]["errored"]:
+        print(
+            f"{len(result['model']['errored'])} run(s) raised (counted with the requests and "
+            "calls they made, not as marks): a rerun runs them again"
+        )
     print(f"took {result['meta']['duration_s']} s; wrote {path} and {journal.path}")
     return 0
 

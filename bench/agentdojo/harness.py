@@ -10,7 +10,8 @@ would mark, by replaying.
 
 With a real model (``run_task(..., model=...)``) the run is the model's: no oracle marks, and
 a provider error or a malformed call (arguments that are not JSON, an unknown tool) is the
-model's error on that task (utility False, cause ``"model error: ..."``), never a crash;
+model's error on that task (utility False, cause ``"model error: ..."``), never a crash; a
+run that raised is ``errored``, with the requests and calls it made before it raised;
 :func:`model_mark` and :func:`judge_mark` read which call the model marked against the oracle.
 """
 
@@ -42,6 +43,9 @@ PROVIDER_MODULES = frozenset(
 """Where a provider's errors come from (the client, its SDK, its HTTP layer)."""
 REFUSED = (401, 403)
 """Provider statuses that end the whole run: the key is missing, wrong or not allowed."""
+MALFORMED = "model error: malformed call to "
+UNKNOWN_TOOL = "model error: call to an unknown tool "
+"""How the causes of a run that answered but made a malformed call begin (:func:`model_error`)."""
 NOT_DONE = "Not done"
 """What the library's default line for a part left undone begins with."""
 
@@ -83,6 +87,9 @@ class Outcome:
     """Why the run lost, when it did (``utility`` False)."""
     marked: tuple[int, str] | None = None
     """With a real model: the call it marked, as (successful calls before it, tool name)."""
+    errored: bool = False
+    """With a real model: the run raised (``cause`` says what) before it answered; its
+    figures are the requests answered and the calls made until then. Run again on resume."""
 
     def as_dict(self) -> dict[str, Any]:
         """Return the outcome for the result document."""
@@ -178,11 +185,22 @@ def model_error(run: Run) -> str | None:
             why = " ".join(str(bad.get("error") or "").split())
             if "JSON" in why or not why:
                 why = "its arguments are not JSON"
-            return f"model error: malformed call to {bad.get('name')!r}: {why}"
+            return f"{MALFORMED}{bad.get('name')!r}: {why}"
         for call in message.tool_calls:
             if run.tools and call["name"] not in run.tools:
-                return f"model error: call to an unknown tool {call['name']!r}"
+                return f"{UNKNOWN_TOOL}{call['name']!r}"
     return None
+
+
+def errored(row: Mapping[str, Any]) -> bool:
+    """Return whether a journal's row is a run that raised (see ``Outcome.errored``).
+
+    Rows written before the field existed: a model error that is not a malformed call.
+    """
+    if "errored" in row:
+        return bool(row["errored"])
+    cause = str(row.get("cause") or "")
+    return cause.startswith("model error: ") and not cause.startswith((MALFORMED, UNKNOWN_TOOL))
 
 
 def model_mark(messages: Sequence[BaseMessage]) -> tuple[int, str] | None:
@@ -231,9 +249,16 @@ def judge_mark(task: Task, oracle: int | None, marked: tuple[int, str] | None) -
 
 
 def _failed_run(
-    config: Config, task: Task, faults: Faults, cause: str, profile: Profile
+    config: Config,
+    task: Task,
+    faults: Faults,
+    cause: str,
+    profile: Profile,
+    pipeline: AgentPipeline,
 ) -> Outcome:
-    del profile
+    """Return a run that raised: what it made before (every answered request, every call)."""
+    usage = pipeline.requests.usage
+    log = pipeline.log
     return Outcome(
         task=task.key,
         suite=task.suite,
@@ -241,21 +266,22 @@ def _failed_run(
         faults=faults.rate > 0,
         utility=False,
         expected=ground_truth_utility(task),
-        model_calls=0,
-        input_tokens=0,
-        output_tokens=0,
-        dollars=0.0,
-        model_s=0.0,
+        model_calls=len(usage),
+        input_tokens=sum(i for i, _ in usage),
+        output_tokens=sum(o for _, o in usage),
+        dollars=sum(profile.dollars(i, o) for i, o in usage),
+        model_s=sum(profile.seconds(i, o) for i, o in usage),
         wall_s=0.0,
-        calls=0,
+        calls=len(log.done) if log else 0,
         ground_truth=len(task.calls),
         ended_after=None,
         false_not_done=False,
         rule=None,
-        timeouts=0,
+        timeouts=len(log.timed_out) if log else 0,
         in_place_retries=0,
         invalid_artifacts=0,
         cause=cause,
+        errored=True,
     )
 
 
@@ -290,13 +316,13 @@ def run_task(
         if model is None or getattr(error, "status_code", None) in REFUSED:
             raise  # a harness bug, or a key the provider refuses: no task can run
         text = " ".join(str(error).split())[:300]
-        # the provider's own failure runs again on resume; the run's (a loop past the
-        # recursion limit, an answer that cannot be parsed) is the model's and is kept
+        # the provider's failure, or the run's own (a loop past the recursion limit, an
+        # answer that cannot be parsed): the run is errored, and runs again on resume
         origin = type(error).__module__.split(".")[0]
         provider = hasattr(error, "status_code") or origin in PROVIDER_MODULES
         prefix = PROVIDER_ERROR if provider else "model error: "
         cause = f"{prefix}{type(error).__name__}: {text}"
-        return _failed_run(config, task, faults, cause, profile)
+        return _failed_run(config, task, faults, cause, profile, pipeline)
     run = pipeline.run
     if run is None:
         msg = f"{task.key}: the pipeline did not run"

@@ -9,7 +9,8 @@
   ``langchain_openai.ChatOpenAI``; the key is ``OPENAI_API_KEY`` when set, else a
   placeholder (local servers ignore it).
 
-Either way the model runs at temperature 0 with :data:`MAX_RETRIES` retries: the provider's
+Either way the model runs at temperature 0 with :data:`MAX_RETRIES` retries (6: 7 tries in
+all, the request and its retries): the provider's
 SDK (``openai`` and ``groq`` alike) retries HTTP 429 and 5xx itself, waiting what
 ``Retry-After`` says (up to two minutes; a longer wait is not retried) or else an
 exponential backoff from half a second to eight.

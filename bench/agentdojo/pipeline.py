@@ -29,8 +29,10 @@ from agentdojo.types import (
     ChatUserMessage,
     text_content_block_from_string,
 )
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, LLMResult
 
 from bench.agentdojo.configs import Config, system_prompt
 from bench.agentdojo.parallel import steps
@@ -52,6 +54,27 @@ class Run:
     wall_s: float
     tools: tuple[str, ...] = ()
     """The names of the tools the agent had."""
+
+
+class Requests(BaseCallbackHandler):
+    """Every model request that was answered, as ``(input tokens, output tokens)``.
+
+    Read from the model's callbacks, so a run that raises (a provider error after some
+    answers, a harness error) still counts the requests it made.
+    """
+
+    def __init__(self) -> None:
+        """Start with no request."""
+        self.usage: list[tuple[int, int]] = []
+
+    def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        """Count one answered request (tokens 0 when the answer reports none)."""
+        del kwargs
+        for generations in response.generations:
+            for generation in generations[:1]:
+                message = generation.message if isinstance(generation, ChatGeneration) else None
+                usage = getattr(message, "usage_metadata", None) or {}
+                self.usage.append((usage.get("input_tokens", 0), usage.get("output_tokens", 0)))
 
 
 def _text(text: str) -> list[Any]:
@@ -129,6 +152,10 @@ class AgentPipeline(BasePipelineElement):  # type: ignore[misc]  # AgentDojo is 
         self.model = model
         self.run: Run | None = None
         self.earlier: list[Run] = []
+        self.log: CallLog | None = None
+        """The current run's calls, kept even when the run raises."""
+        self.requests = Requests()
+        """Every answered request of every run of this pipeline (with ``model`` only)."""
 
     def query(
         self,
@@ -139,7 +166,7 @@ class AgentPipeline(BasePipelineElement):  # type: ignore[misc]  # AgentDojo is 
         extra_args: dict[str, Any] | None = None,
     ) -> tuple[str, FunctionsRuntime, Env, Sequence[ChatMessage], dict[str, Any]]:
         """Run the agent on ``env`` and return its messages in AgentDojo's form."""
-        log = CallLog(self.task.key, self.faults)
+        log = self.log = CallLog(self.task.key, self.faults)
         if self.config.parallel:
             log.calls = [(c.function, dict(c.args)) for c in self.task.calls]
             log.steps = steps(self.task)
@@ -156,9 +183,10 @@ class AgentPipeline(BasePipelineElement):  # type: ignore[misc]  # AgentDojo is 
             self.earlier.append(self.run)
         graph = self.config.build(model, tools)
         start = time.perf_counter()
-        state = graph.invoke(
-            {"messages": [HumanMessage(content=query)]}, {"recursion_limit": RECURSION_LIMIT}
-        )
+        options: dict[str, Any] = {"recursion_limit": RECURSION_LIMIT}
+        if self.model is not None:  # the replay raises only on a harness bug
+            options["callbacks"] = [self.requests]
+        state = graph.invoke({"messages": [HumanMessage(content=query)]}, options)
         wall_s = time.perf_counter() - start
         result = list(state["messages"])
         names = tuple(tool.name for tool in tools)

@@ -17,6 +17,8 @@ CHART = "agentdojo-marking.png"
 """The marking grid's chart, beside ``agentdojo.md``."""
 MARKED_SAVING = 0.20
 """Item 6's goal: at least this share of stock's model calls saved."""
+TIMED = "the whole run: the configurations, the oracles and the marking grid"
+"""What ``meta.duration_s`` covers, as the run records it."""
 
 
 def row(result: dict[str, Any], config: str, faults: bool, suite: str = "total") -> dict[str, Any]:
@@ -49,8 +51,48 @@ def best_marked(result: dict[str, Any]) -> str | None:
     return best
 
 
+def bound(result: dict[str, Any], config: str) -> str | None:
+    """Return what makes ``config``'s figures an upper bound (fitted or an oracle), or None.
+
+    A mapping other than ``team`` is fitted (found from the scored tasks), with a model too;
+    the replay's marks and its calls issued together are an oracle (``upper_bound`` in the
+    result's configurations: a model run's are the model's own).
+    """
+    oracle = next((c["upper_bound"] for c in result["configs"] if c["name"] == config), False)
+    marks, parallel = "when_marked" in config, "+parallel" in config
+    mapping = config.split("/")[1] if config.startswith(("stop/", "return_direct/")) else ""
+    mapping = mapping.split("+")[0]
+    fitted = mapping == "no-loss" or config.split("+")[0].endswith("/ends")
+    if fitted:
+        return f"a fitted mapping (`{mapping or 'ends'}`, found from these very tasks)"
+    if oracle and (marks or parallel):
+        what = " and ".join(
+            part
+            for part, used in (
+                ("perfect marks", marks),
+                ("its calls issued together by a rule on the ground truth", parallel),
+            )
+            if used
+        )
+        return f"an oracle (the replay's {what})"
+    return None
+
+
+def goal_line(goal: dict[str, Any]) -> str:
+    """Return one goal as the results list it: status, goal, measured, and what bounds it."""
+    status = {True: "met", False: "NOT met", None: "not measured"}[goal["met"]]
+    line = f"[{status}] {goal['goal']}: {goal['measured']}"
+    if goal.get("bound"):
+        verb = "met only by" if goal["met"] else "measured with"
+        line += f"; {verb} {goal['bound']}: an upper bound"
+    return line
+
+
 def goals(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Return each goal of the benchmark with whether the run met it and what it measured."""
+    """Return each goal of the benchmark with whether the run met it and what it measured.
+
+    ``bound`` says when the configuration that meets it is fitted or an oracle (:func:`bound`).
+    """
     check = result["harness_check"]
     out = [
         {
@@ -73,6 +115,7 @@ def goals(result: dict[str, Any]) -> list[dict[str, Any]]:
             "met": stop["utility"] == stop["tasks"] and all(fewer.values()),
             "measured": f"{stop['utility']}/{stop['tasks']}; fewer calls on "
             + ", ".join(suite for suite, ok in fewer.items() if ok),
+            "bound": bound(result, STOP_NO_LOSS),
         }
     )
     retry, stock, direct = (row(result, c, True) for c in (STOP_RETRY, "stock", RETURN_DIRECT))
@@ -86,6 +129,7 @@ def goals(result: dict[str, Any]) -> list[dict[str, Any]]:
             "measured": f"utility {retry['utility']} vs stock {stock['utility']}, "
             f"return_direct {direct['utility']}; model calls {retry['model_calls']} vs "
             f"{stock['model_calls']}",
+            "bound": bound(result, STOP_RETRY),
         }
     )
     best = best_marked(result)
@@ -94,13 +138,13 @@ def goals(result: dict[str, Any]) -> list[dict[str, Any]]:
         saved = 1 - marked["model_calls"] / stock["model_calls"]
         out.append(
             {
-                "goal": "a run stops after its last needed call and not before (perfect replay, "
-                f"an upper bound): every task, >= {MARKED_SAVING:.0%} fewer model calls than "
-                "stock",
+                "goal": "a run stops after its last needed call and not before: every task, "
+                f">= {MARKED_SAVING:.0%} fewer model calls than stock",
                 "met": marked["utility"] == marked["tasks"] and saved >= MARKED_SAVING,
                 "measured": f"best marked configuration `{best}`: {marked['utility']}/"
                 f"{marked['tasks']}; {marked['model_calls']} model calls vs "
                 f"{stock['model_calls']} ({saved:.1%} fewer)",
+                "bound": bound(result, best),
             }
         )
     else:
@@ -137,7 +181,9 @@ def totals_table(result: dict[str, Any]) -> list[str]:
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for faults in (False, True):
-        base = row(result, "stock", faults)
+        # a model run of chosen configurations may leave stock out: nothing to compare with
+        ran = {c["name"] for c in result["configs"]}
+        base = row(result, "stock", faults) if "stock" in ran else {"dollars": 0, "model_calls": 0}
         for config in result["configs"]:
             r = row(result, config["name"], faults)
             lines.append(
@@ -265,9 +311,11 @@ def break_even_figures(result: dict[str, Any]) -> dict[str, Any]:
     ``precision``: the highest precision below 1 of the grid; at it, ``lost`` and ``saved``
     (tasks lost and model calls saved, rounded) at the lowest and the highest recall of
     ``recalls``; ``lossless``: whether exactly the points of precision 1 lose no task;
-    ``calls_saved``: whether every point saves model calls; ``dollars_recall``: the lowest
-    recall at which precision 1 saves dollars (None if none does); ``dollars_lose``: whether
-    every point that saves dollars loses tasks.
+    ``calls_saved`` and ``dollars_saved``: whether every point saves model calls, dollars;
+    ``false_lost``: the lowest and the highest share, over the points with false stops, of
+    false stops that lost their task (tasks lost over false stops; None without any);
+    ``dollars_recall``: the lowest recall at which precision 1 saves dollars (None if none
+    does); ``dollars_lose``: whether every point that saves dollars loses tasks.
 
     Raises:
         ValueError: If the result has no marking grid.
@@ -284,6 +332,9 @@ def break_even_figures(result: dict[str, Any]) -> dict[str, Any]:
     at = sorted((p for p in points if p["precision"] == below), key=lambda p: p["recall"])
     perfect = sorted((p for p in points if p["precision"] == 1), key=lambda p: p["recall"])
     paying = [p["recall"] for p in perfect if mean(p, "dollars_saved") > 0]
+    shares = [
+        mean(p, "tasks_lost") / mean(p, "false_stops") for p in points if mean(p, "false_stops") > 0
+    ]
     return {
         "tasks": result["marking_grid"]["stock"]["tasks"],
         "precision": below,
@@ -292,6 +343,8 @@ def break_even_figures(result: dict[str, Any]) -> dict[str, Any]:
         "saved": [round(mean(at[0], "calls_saved")), round(mean(at[-1], "calls_saved"))],
         "lossless": all((mean(p, "tasks_lost") <= 0) == (p["precision"] == 1) for p in points),
         "calls_saved": all(mean(p, "calls_saved") > 0 for p in points),
+        "dollars_saved": all(mean(p, "dollars_saved") > 0 for p in points),
+        "false_lost": [min(shares), max(shares)] if shares else None,
         "dollars_recall": paying[0] if paying else None,
         "dollars_lose": all(
             mean(p, "tasks_lost") > 0 for p in points if mean(p, "dollars_saved") > 0
@@ -299,27 +352,61 @@ def break_even_figures(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+ALMOST_ALWAYS = 0.95
+"""The share of false stops that lose their task above which the text says "almost always"."""
+
+
 def break_even_sentence(result: dict[str, Any]) -> str:
-    """Return the sentence that states the marking grid's break-even, from the grid."""
+    """Return the sentences that state what the marking grid shows, from the grid.
+
+    Not a break-even in calls or dollars (every point of the committed grid saves both): what
+    a false mark costs is its task, and the grid's rule draws false marks only where a stop
+    cuts the task short.
+    """
     b = break_even_figures(result)
+    saves = {
+        (True, True): "Every point of the grid saves model calls and dollars",
+        (True, False): "Every point of the grid saves model calls, not every one dollars",
+        (False, True): "Every point of the grid saves dollars, not every one model calls",
+        (False, False): "Not every point of the grid saves model calls or dollars",
+    }[b["calls_saved"], b["dollars_saved"]]
     begin = (
-        "Losses begin as soon as precision drops below 1: only precision 1 loses no task"
+        "only precision 1 loses no task"
         if b["lossless"]
-        else "Losses do not follow precision alone"
+        else "losses do not follow precision alone"
     )
-    calls = "every point saves model calls" if b["calls_saved"] else "some point saves no call"
-    dollars = (
-        f"precision 1 saves dollars from recall {b['dollars_recall']}"
-        if b["dollars_recall"] is not None
-        else "no marker of precision 1 saves any (the argument rides on every tool's schema)"
-    )
-    lose = ", and every point that saves dollars loses tasks" if b["dollars_lose"] else ""
-    return (
-        f"{begin}, and at precision {b['precision']} a marker loses {b['lost'][0]} to "
+    first = (
+        f"{saves}; {begin}, and at precision {b['precision']} a marker loses {b['lost'][0]} to "
         f"{b['lost'][1]} of {b['tasks']} tasks (recall {b['recalls'][0]} to "
-        f"{b['recalls'][1]}) while saving {b['saved'][0]} to {b['saved'][1]} model calls; "
-        f"{calls}, but in dollars {dollars}{lose}."
+        f"{b['recalls'][1]}) while saving {b['saved'][0]} to {b['saved'][1]} model calls."
     )
+    share = b["false_lost"]
+    if share is None:
+        return first
+    how = "almost always loses" if share[0] >= ALMOST_ALWAYS else "often loses"
+    return (
+        f"{first} A false mark {how} its task ({share[0]:.1%} to {share[1]:.1%} of the false "
+        "stops, point by point), because of how false marks are drawn: only on a call before "
+        "the oracle's, so the calls after it never run, or on a call of a task the oracle "
+        "leaves unmarked, whose answer the model must write."
+    )
+
+
+def duration_sentence(result: dict[str, Any]) -> str:
+    """Return how long the run took, as the run recorded it (``meta``).
+
+    ``duration_s`` covers the whole run, the marking grid included, when ``meta`` says so
+    (``timed``); an older run's covered the configurations only.
+    """
+    meta = result["meta"]
+    grid = result.get("marking_grid") or {}
+    seconds = round(meta["duration_s"])
+    on = f" on a {meta['cpus']}-core machine" if meta.get("cpus") else ""
+    if meta.get("timed") == TIMED:
+        runs = f", the marking grid's {grid['runs']} runs included" if grid else ""
+        return f"The committed run took {seconds} s{on}{runs}"
+    runs = f", before the marking grid's {grid['runs']} runs (not timed)" if grid else ""
+    return f"The committed run took {seconds} s{on} to run the configurations{runs}"
 
 
 def marking_table(result: dict[str, Any]) -> list[str]:
@@ -425,13 +512,12 @@ def markdown(result: dict[str, Any], chart: str = CHART) -> str:
     """
     meta, faults = result["meta"], result["faults"]
     counts = ", ".join(f"{s} {row(result, 'stock', False, s)['tasks']}" for s in meta["suites"])
-    status = {True: "met", False: "NOT met", None: "not measured"}
     lines = [
         f"{meta['benchmark']}: {meta['tasks']} user tasks ({counts}), the perfect replay model; "
         f"faults: {meta['fault_rate']:.0%} of ground-truth calls time out once (seed "
         f"{meta['seed']}: {faults['drawn']} of {faults['calls']} calls drawn). Dollars at "
         f"${meta['profile']['input_usd_per_m']} / ${meta['profile']['output_usd_per_m']} per "
-        f"million input / output tokens. Took {meta['duration_s']} s.",
+        f"million input / output tokens. {took(result)}.",
         "",
         *totals_table(result),
         "",
@@ -441,7 +527,7 @@ def markdown(result: dict[str, Any], chart: str = CHART) -> str:
         "",
         "Goals:",
         "",
-        *(f"- [{status[g['met']]}] {g['goal']}: {g['measured']}" for g in goals(result)),
+        *(f"- {goal_line(g)}" for g in goals(result)),
         "",
         "Mappings:",
         "",
@@ -459,6 +545,15 @@ def markdown(result: dict[str, Any], chart: str = CHART) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def took(result: dict[str, Any]) -> str:
+    """Return the run's time as the result's first paragraph says it."""
+    meta = result["meta"]
+    cpus = f" on {meta['cpus']} cores" if meta.get("cpus") else ""
+    if meta.get("timed") == TIMED:
+        return f"Took {meta['duration_s']} s{cpus}, the marking grid included"
+    return f"Took {meta['duration_s']} s{cpus} (the configurations; the marking grid not timed)"
 
 
 def update_readme(text: str, result: dict[str, Any]) -> str:

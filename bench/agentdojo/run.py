@@ -11,11 +11,13 @@ With a real model (``model=``) step 3 runs on that model instead of the replay, 
 task order with the same fault draws; the configurations that rest on an oracle (the
 replay's marks, its calls issued together) run without it: the model marks and groups its
 own calls. The no-loss mapping is still derived by replaying (fitted to the replay). Each
-finished task goes to ``journal`` at once, and a task already there is not run again.
+finished task goes to ``journal`` at once, and a task already there is not run again unless
+its run raised (``errored``: a provider's failure after its retries, or the run's own).
 """
 
 from __future__ import annotations
 
+import os
 import platform
 import time
 from collections.abc import Callable, Sequence
@@ -27,9 +29,9 @@ from langchain_core.language_models import BaseChatModel
 
 from bench.agentdojo.configs import STOCK, Config, configurations
 from bench.agentdojo.harness import (
-    PROVIDER_ERROR,
     Outcome,
     Verdict,
+    errored,
     ground_truth_utility,
     judge_mark,
     no_loss_mapping,
@@ -46,6 +48,7 @@ from bench.agentdojo.mappings import (
 from bench.agentdojo.marking import marking_grid
 from bench.agentdojo.model import Journal
 from bench.agentdojo.parallel import steps
+from bench.agentdojo.report import TIMED
 from bench.agentdojo.suites import SUITES, VERSION, Task, suite, tasks
 from bench.agentdojo.tools import Faults
 from bench.latency import Profile
@@ -154,7 +157,7 @@ def run_all(
         model: Run the configurations on this model instead of the replay.
         model_label: How the result names ``model``.
         journal: Where each finished task of a model run goes, and what it resumes from (a
-            task the provider failed, after its retries, runs again).
+            task whose run raised runs again).
         only: Run only the configurations of these names (all when None).
 
     Returns:
@@ -169,12 +172,14 @@ def run_all(
     no_loss, dropped = no_loss_mapping(chosen, ground_truth_candidates(chosen), profile)
     progress("no-loss mapping derived")
 
-    configs = configurations(team, no_loss, ground_truth_ends(chosen))
-    if only is not None:
-        configs = [c for c in configs if c.name in only]
+    every = configurations(team, no_loss, ground_truth_ends(chosen))
+    configs = every if only is None else [c for c in every if c.name in only]
     # The mark goes on a task's last call or nowhere, and what a stop there answers is that
-    # call's content under every marking configuration: one oracle serves them all.
+    # call's content under every marking configuration: one oracle serves them all. A model's
+    # marks are judged against it under +parallel too, even when no one-call configuration runs.
     marking = next((c for c in configs if c.marks and not c.parallel), None)
+    if marking is None and model is not None and any(c.marks for c in configs):
+        marking = next(c for c in every if c.marks and not c.parallel)
     marks = oracle_marks(chosen, marking, profile) if marking else {}
     progress(f"oracle: {sum(m is not None for m in marks.values())} tasks marked")
     # With calls issued together, the mark goes on every call of the last step (or nowhere),
@@ -213,7 +218,7 @@ def run_all(
             "profile": profile.as_dict(),
             "versions": {name: version(name) for name in PACKAGES},
             "python": platform.python_version(),
-            "duration_s": round(time.perf_counter() - started, 1),
+            "cpus": os.cpu_count(),
         },
         "harness_check": check,
         "mappings": {
@@ -275,8 +280,15 @@ def run_all(
             "oracle": False,
             "no_loss_mapping": "fitted: derived by replaying the ground truth, not by this model",
             "journal": str(journal.path) if journal else None,
+            "errored": [
+                {"config": o.config, "faults": o.faults, "task": o.task, "cause": o.cause}
+                for o in outcomes
+                if o.errored
+            ],
         }
         result["marking"] = marking_rows(chosen, outcomes, configs, marks)
+    # the whole run, the marking grid included (the README's figure: bench/README.md)
+    result["meta"] |= {"duration_s": round(time.perf_counter() - started, 1), "timed": TIMED}
     return result
 
 
@@ -296,13 +308,15 @@ def _run_model(
 ) -> Outcome:
     """Run one task on the model, or read it from the journal when it ran already."""
     done = journal.get(config.name, faults.rate > 0, task.key) if journal else None
-    if done is not None and not str(done.get("cause") or "").startswith(PROVIDER_ERROR):
-        return _from_row(done)  # a provider's failure is tried again; the model's own is kept
+    if done is not None and not errored(done):
+        return _from_row(done)  # a run that raised is tried again; an answered one is kept
     outcome = run_task(config, task, faults, profile, model=model)
     row: dict[str, Any] = outcome.as_dict()
     if config.marks:
         row["oracle_mark"] = marks.get(task.key)
-        row["mark"] = judge_mark(task, marks.get(task.key), outcome.marked)
+        row["mark"] = (
+            ERRORED if outcome.errored else judge_mark(task, marks.get(task.key), outcome.marked)
+        )
     if journal is not None:
         journal.add(row)
     verdict = "ok" if outcome.utility else f"lost: {outcome.cause}"
@@ -311,6 +325,8 @@ def _run_model(
 
 
 VERDICTS: tuple[Verdict, ...] = ("right", "too early", "missed", "spurious", "none")
+ERRORED = "errored"
+"""A marking run that raised: no verdict (its mark, if any, is unknown)."""
 
 
 def marking_rows(
@@ -322,7 +338,8 @@ def marking_rows(
     """Return, per marking configuration and suite, how the model's marks met the oracle's.
 
     Precision is right marks over all marks the model made (right, too early, spurious);
-    recall is right marks over the tasks the oracle marks (right, too early, missed).
+    recall is right marks over the tasks the oracle marks (right, too early, missed). A run
+    that raised has no verdict: it is counted as ``errored``, in neither.
     """
     by_key = {t.key: t for t in chosen}
     rows = []
@@ -334,12 +351,14 @@ def marking_rows(
                 continue
             counts = dict.fromkeys(VERDICTS, 0)
             for o in picked:
-                counts[judge_mark(by_key[o.task], marks.get(o.task), o.marked)] += 1
+                if not o.errored:
+                    counts[judge_mark(by_key[o.task], marks.get(o.task), o.marked)] += 1
             made = counts["right"] + counts["too early"] + counts["spurious"]
             due = counts["right"] + counts["too early"] + counts["missed"]
             rows.append(
                 {"config": config.name, "suite": name, "runs": len(picked)}
                 | counts
+                | {ERRORED: sum(o.errored for o in picked)}
                 | {
                     "precision": round(counts["right"] / made, 3) if made else None,
                     "recall": round(counts["right"] / due, 3) if due else None,

@@ -81,6 +81,9 @@ class CallLog:
     """The ground truth's ``(name, args)``, when a step may carry several calls (see below)."""
     steps: Sequence[Sequence[int]] = ()
     """The ground truth's steps (:func:`bench.agentdojo.parallel.steps`) with ``calls``."""
+    outside: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)
+    """With ``calls``: the calls a model made that match no ground-truth call, in order; the
+    ``k``-th has the index ``len(calls) + k``."""
     _claimed: set[int] = field(default_factory=set)
     _finished: list[int] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -92,7 +95,9 @@ class CallLog:
         since the perfect model makes the ground truth's calls in order and repeats a failed
         one. Several calls per step run concurrently, in any order: the index is the first
         ground-truth call of that name and those arguments (else of that name) not yet running
-        or done, so each call meets its own draw whatever the order (:meth:`_match`).
+        or done, so each call meets its own draw whatever the order (:meth:`_match`). A call
+        that matches none (a real model's own call) is a call like any other, with an index
+        past the ground truth's (:attr:`outside`): it runs, meets its own draw, and counts.
         """
         with self._lock:
             self.attempts += 1
@@ -112,7 +117,11 @@ class CallLog:
                 self.done.append(name)
             else:
                 self._finished.append(index)
-                self.done[:] = [self.calls[i][0] for i in sorted(self._finished)]
+                self.done[:] = [self._name(i) for i in sorted(self._finished)]
+
+    def _name(self, index: int) -> str:
+        calls = self.calls or ()
+        return calls[index][0] if index < len(calls) else self.outside[index - len(calls)][0]
 
     def _match(self, name: str, arguments: Mapping[str, Any]) -> int:
         calls = self.calls or ()
@@ -122,9 +131,19 @@ class CallLog:
         # Twin calls (same name and arguments): the unfinished step's first, and in it one not
         # yet timed out, so twins in one step meet their own draws in either order.
         step = next((s for s in self.steps if not set(s) <= set(self._finished)), ())
-        return min(
-            same or free or [len(calls)], key=lambda i: (i not in step, i in self.timed_out, i)
-        )
+        if same or free:
+            return min(same or free, key=lambda i: (i not in step, i in self.timed_out, i))
+        # Outside the ground truth: the same call again (after a failure) keeps its index,
+        # so a retry meets no second draw; any other call gets the next index.
+        again = [
+            len(calls) + k
+            for k, (other, args) in enumerate(self.outside)
+            if (other, args) == (name, arguments) and len(calls) + k not in self._claimed
+        ]
+        if again:
+            return again[0]
+        self.outside.append((name, dict(arguments)))
+        return len(calls) + len(self.outside) - 1
 
 
 def _tool(
