@@ -343,7 +343,9 @@ MYPY = "--strict --no-site-packages --ignore-missing-imports --follow-imports=si
 
 
 @needs_middleware
-def test_a_misspelt_middleware_argument_fails_at_runtime_and_under_mypy(tmp_path: Path) -> None:
+def test_a_misspelt_argument_fails_at_runtime_and_under_mypy_on_either_door(
+    tmp_path: Path,
+) -> None:
     from stop_on_artifact import StopOnArtifactMiddleware
 
     # The project's environment has mypy; a user's (the compat environments) may not.
@@ -353,10 +355,13 @@ def test_a_misspelt_middleware_argument_fails_at_runtime_and_under_mypy(tmp_path
         StopOnArtifactMiddleware(stop_mod="polish")  # type: ignore[call-arg]
     snippet = tmp_path / "snippet.py"
     snippet.write_text(
-        "from stop_on_artifact import StopOnArtifactMiddleware\n"
+        "from stop_on_artifact import StopOnArtifactMiddleware, StopRouter\n"
         "\n"
         'StopOnArtifactMiddleware(stop_mode="polish", retry_in_place=True)\n'
         'StopOnArtifactMiddleware(stop_mod="polish")\n'
+        'StopRouter(stop_mode="polish", retry_in_place=True)\n'
+        'StopRouter(stop_mod="polish")\n'
+        "StopRouter(subagent_stops=True)\n"
     )
     # The library's own source, found before site-packages (which mypy is told to skip, so
     # the check takes seconds: langchain's types cost half a minute on a cold cache).
@@ -371,8 +376,10 @@ def test_a_misspelt_middleware_argument_fails_at_runtime_and_under_mypy(tmp_path
         timeout=120,
     )
     errors = [line for line in checked.stdout.splitlines() if ": error:" in line]
-    assert len(errors) == 1, checked.stdout + checked.stderr
+    assert len(errors) == 3, checked.stdout + checked.stderr
     assert errors[0].startswith('snippet.py:4: error: Unexpected keyword argument "stop_mod"')
+    assert errors[1].startswith('snippet.py:6: error: Unexpected keyword argument "stop_mod"')
+    assert errors[2].startswith('snippet.py:7: error: Unexpected keyword argument "subagent_')
 
 
 # --- 4. whatever a builder accepts, the parser accepts -----------------------------------

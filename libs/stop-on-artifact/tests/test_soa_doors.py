@@ -269,3 +269,29 @@ def test_a_missing_record_is_explained_in_the_middlewares_terms() -> None:
     said = str(raised.value)
     assert said.startswith("StopOnArtifactMiddleware found no record of this turn"), said
     assert "StopRouter" not in said and "_WithToolLayer" not in said
+
+
+@needs_langchain
+def test_each_door_shows_the_keyword_arguments_it_honours_and_documents_each() -> None:
+    import inspect
+
+    from stop_on_artifact import StopOnArtifactMiddleware, StopSettings
+
+    shared = {*StopSettings.model_fields, "settings", "from_context", "settings_from_context",
+              "on_decision", "retry_budget_message", "model_call_limit_message",
+              "not_done_message"}  # fmt: skip
+    own = {StopRouter: shared, StopOnArtifactMiddleware: shared | {"on_model_call",
+           "subagent_stops"}}  # fmt: skip
+    for door, names in own.items():
+        parameters = inspect.signature(door).parameters.values()
+        assert {p.name for p in parameters} == names, door
+        assert all(p.kind is p.KEYWORD_ONLY for p in parameters), door
+        documented = inspect.getdoc(door) or ""
+        assert all(f"`{n}`" in documented or f"{n}:" in documented for n in names), door
+    for layered in (True, False):  # a wrap_tool_call layer only where a setting uses one
+        stop = StopOnArtifactMiddleware(retry_in_place=layered)
+        assert (
+            isinstance(stop, StopOnArtifactMiddleware) and stop.settings.retry_in_place is layered
+        )
+        has_layer = type(stop).wrap_tool_call is not StopOnArtifactMiddleware.wrap_tool_call
+        assert has_layer is layered
