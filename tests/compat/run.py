@@ -9,8 +9,8 @@ Each environment is a throwaway virtualenv made with ``uv venv`` + ``uv pip inst
   forced-outcome matrix, the golden transcripts, the model-call cap); ``middleware`` and the
   ``create_agent`` pins skip, saying what is missing;
 - ``lib-newest`` and ``lib-legacy-0.6.6``: the library alone, as a user installs it
-  (``pip install "libs/stop-on-artifact[langchain,deepagents,mcp]"``, the extras the README's
-  blocks name, on the newest releases;
+  (``pip install "libs/stop-on-artifact[langchain,deepagents,mcp]"``, the extras the install
+  lines before the blocks of the README and docs/ends.md name, on the newest releases;
   ``pip install libs/stop-on-artifact`` beside langgraph 0.6.6 and langchain-core 0.3.67, its
   declared lower bounds), running its own suite, ``libs/stop-on-artifact/tests``;
 - ``lib-langchain-mcp``: the library with its ``[langchain-mcp]`` extra (langchain's own MCP
@@ -112,12 +112,12 @@ ENVIRONMENTS = (
     ),
     Environment(
         "lib-newest",
-        (library("[langchain,deepagents,mcp]"),),  # each README block's install line
+        (library("[langchain,deepagents,mcp]"),),  # each block's install line (README, docs)
         upgrade=True,
         project_deps=False,
         tests=(LIBRARY_SUITE,),
         app=False,
-        required=("deepagents", "langchain_mcp_adapters"),  # so no README block skips
+        required=("deepagents", "langchain_mcp_adapters"),  # so no README or docs block skips
     ),
     Environment(
         "lib-legacy-0.6.6",

@@ -3,7 +3,9 @@
 A page's blocks run in order in one fresh module namespace and assert what they show; a
 block followed by a ``text`` block must print exactly that text, any other prints nothing.
 A block that imports what is not installed here is skipped with its reason: langchain's
-agents or deepagents (the langgraph 0.6.6 environment), the MCP adapters (dev dependencies).
+agents or deepagents (the langgraph 0.6.6 environment), the MCP adapters (dev dependencies);
+where the compat runner lists deepagents or the adapters in ``COMPAT_REQUIRED`` (lib-newest),
+their blocks run, and a missing module fails.
 
 The blocks that use langchain's own MCP client (``langchain.mcp``, on fastmcp 4 and mcp 2.x)
 cannot run beside the adapters (mcp 1.x): they are a page's second test, ``page.md:langchain.mcp``,
@@ -28,7 +30,8 @@ from soa_graphs import has_middleware
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 BLOCK = re.compile(r"```(python|text)\n(.*?)```", flags=re.S)
-PROSE = {"index.md", "agentdojo.md"}  # the site's home and a summary: no code of their own
+# the home page shows the README's blocks (test_soa_readme runs them) and a summary: none here
+PROSE = {"index.md", "agentdojo.md"}
 PAGES = sorted(page for page in DOCS.glob("*.md") if page.name not in PROSE)
 LANGCHAIN_MCP = "langchain.mcp"
 """The variant of a page's blocks that use langchain's own MCP client."""
@@ -64,10 +67,15 @@ def missing(code: str) -> str | None:
         if importlib.util.find_spec("fastmcp") is None or not has_middleware():
             return "langchain[mcp] (fastmcp 4, mcp 2.x; the lib-langchain-mcp compat env)"
         return None
+    required = os.environ.get("COMPAT_REQUIRED", "").split(",")  # there: missing fails
     if re.search(r"^from langchain_mcp_adapters|^from mcp\b", code, flags=re.M):
+        if "langchain_mcp_adapters" in required:
+            return None
         if importlib.util.find_spec("langchain_mcp_adapters") is None or not has_middleware():
             return "langchain-mcp-adapters"
     if re.search(r"^from deepagents|^import deepagents", code, flags=re.M):
+        if "deepagents" in required:
+            return None
         if importlib.util.find_spec("deepagents") is None or not has_middleware():
             return "deepagents"
     if re.search(r"^from langchain\.agents", code, flags=re.M) and not has_middleware():

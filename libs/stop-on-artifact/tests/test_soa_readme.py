@@ -1,24 +1,30 @@
 """The library README's blocks and the classes' ``Example:`` blocks, run exactly as printed.
 
 The README's Python blocks, in order: ``create_agent``, policies, a hand-built graph,
-an MCP server's tool, a side effect run once. Each asserts what it shows. The hand-built graph
-and the side effect need only langgraph and run everywhere; the ``create_agent`` blocks need
-the ``[langchain]`` extra, and where it is missing (langgraph 0.6.6) the middleware's import
-error is checked instead; the deepagents block runs where deepagents is installed, the MCP
-block where langchain-mcp-adapters is. Every function the README names is public, and the
-README stays at most 14,000 bytes.
+an MCP server's tool, a side effect run once. Each asserts what it shows and writes nothing to
+stdout or stderr (the root logger as a fresh interpreter has it: a server that logs each
+request would show here). The hand-built graph and the side effect need only langgraph and run
+everywhere; the ``create_agent`` blocks need the ``[langchain]`` extra, and where it is missing
+(langgraph 0.6.6) the middleware's import error is checked instead; the MCP block runs where
+langchain-mcp-adapters is. Every block imports only what the ``pip install`` lines above it
+bring (pyproject's extras); every function the README names is public, and the README stays at
+most 14,000 bytes. The site's home page shows these blocks (test_soa_site).
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib.util
 import inspect
 import io
+import logging
 import os
 import re
 import sys
+import tomllib
 import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, get_args, get_type_hints
 
@@ -32,13 +38,14 @@ from stop_on_artifact import StopDecision, StopRouter, StopSettings
 README = Path(__file__).resolve().parents[1] / "README.md"
 MAX_BYTES = 14_000  # 12,000 until the side effects section
 BLOCK = re.compile(r"```python\n(.*?)```", flags=re.S)
-NAMES = ("create_agent", "policies", "hand_built", "deepagents", "mcp", "side_effects")
+NAMES = ("create_agent", "policies", "hand_built", "mcp", "side_effects")
 NEEDS = {
     "create_agent": "langchain",
     "policies": "langchain",
-    "deepagents": "deepagents",
     "mcp": "langchain_mcp_adapters",
 }
+INSTALL = re.compile(r'^pip install "\./libs/stop-on-artifact(?:\[([\w,-]+)\])?"$')
+MIDDLEWARE = {"StopOnArtifactMiddleware", "PolicyMiddleware"}  # the [langchain] extra's names
 
 
 def text() -> str:
@@ -58,11 +65,32 @@ def runner(monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], Any]:
 
     def run(name: str, block: str) -> str:
         out = io.StringIO()
-        with contextlib.redirect_stdout(out):
+        with contextlib.redirect_stdout(out), fresh_logging() as err:
             exec(compile(block, f"README:{name}", "exec"), namespace)  # noqa: S102
+        assert err.getvalue() == "", f"README:{name} wrote to stderr:\n{err.getvalue()}"
         return out.getvalue()
 
     return namespace, run
+
+
+@contextlib.contextmanager
+def fresh_logging() -> Iterator[io.StringIO]:
+    """Capture stderr, the root logger as in a fresh interpreter: no handler, level WARNING.
+
+    A library that sets logging up when used (FastMCP calls ``logging.basicConfig``) then writes
+    what a reader's script would show. pytest's own handlers come back afterwards.
+    """
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    root.handlers.clear()
+    root.setLevel(logging.WARNING)
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            yield err
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
 
 
 def test_the_readme_is_at_most_14000_bytes() -> None:
@@ -70,14 +98,67 @@ def test_the_readme_is_at_most_14000_bytes() -> None:
     assert size <= MAX_BYTES, f"README.md is {size} bytes"
 
 
-def test_the_install_line_names_a_path_in_a_clone() -> None:
-    [install] = re.findall(r"```bash\n(.*?)```", text(), flags=re.S)
-    for line in install.strip().splitlines():
-        assert line.startswith("pip install ")
-        target = line.split("#")[0].split(maxsplit=2)[2].strip().strip('"').split("[")[0]
-        assert target == "./libs/stop-on-artifact"
-        assert (README.parent / "pyproject.toml").is_file()
+def test_the_install_lines_name_a_path_in_a_clone() -> None:
+    installs = re.findall(r"```bash\n(.*?)```", text(), flags=re.S)
+    assert len(installs) >= 2  # the first, [langchain]; one before each block needing more
+    for install in installs:
+        for line in install.strip().splitlines():
+            assert INSTALL.match(line), line  # pip install "./libs/stop-on-artifact[extras]"
+    assert (README.parent / "pyproject.toml").is_file()
     assert "from a clone of this repository" in " ".join(text().split())
+
+
+def module(requirement: str) -> str:
+    """The module a requirement's distribution installs: ``langchain-core>=0.3``, langchain_core."""
+    found = re.match(r"[A-Za-z0-9_.-]+", requirement)
+    assert found, requirement
+    return found.group().lower().replace("-", "_")
+
+
+def brought() -> dict[str, set[str]]:
+    """The top-level modules each install brings: ``""`` the library alone, else an extra."""
+    project = tomllib.loads((README.parent / "pyproject.toml").read_text("utf-8"))["project"]
+    core = {module(requirement) for requirement in project["dependencies"]}
+    core |= {"stop_on_artifact", "pydantic", "typing_extensions"}  # both come with langchain-core
+    found = {"": core}
+    for extra, requirements in project["optional-dependencies"].items():
+        found[extra] = {module(requirement) for requirement in requirements}
+    return found
+
+
+def imported(code: str) -> set[str]:
+    """The top-level modules a block imports, beyond the standard library.
+
+    The middleware's names count as langchain: the library imports it for them.
+    """
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
+            if node.module == "stop_on_artifact" and MIDDLEWARE & {a.name for a in node.names}:
+                found.add("langchain")
+    return found - set(sys.stdlib_module_names)
+
+
+def test_each_block_imports_only_what_the_install_lines_above_it_bring() -> None:
+    extras = brought()
+    installed = set(extras[""])
+    shown: list[str] = []
+    for kind, code in re.findall(r"```(bash|python)\n(.*?)```", text(), flags=re.S):
+        if kind == "bash":
+            for line in code.strip().splitlines():
+                match = INSTALL.match(line)
+                assert match, line
+                for extra in filter(None, (match.group(1) or "").split(",")):
+                    assert extra in extras, f"{line}: pyproject.toml has no extra {extra!r}"
+                    installed |= extras[extra]
+                shown.append(line)
+            continue
+        missing = imported(code) - installed
+        assert not missing, f"after {shown}, a block imports {sorted(missing)}:\n{code[:200]}"
+    assert shown, "the README shows no install line"
 
 
 def test_the_blocks_come_in_the_order_the_sections_promise() -> None:
@@ -91,7 +172,8 @@ def test_the_blocks_come_in_the_order_the_sections_promise() -> None:
     assert "from langchain." not in found["hand_built"]  # the floor: langgraph only
     ends = (README.parent / "docs" / "ends.md").read_text("utf-8")  # its blocks: test_soa_docs
     assert "create_deep_agent(" in ends and "subagent_stops=True" in ends
-    assert "subagent_stops=True" in found["deepagents"]
+    assert '"subagent_model_calls"] == 1' in ends and "docs/ends.md" in text()
+    assert 'pip install "./libs/stop-on-artifact[deepagents]"' in ends
     assert "adopt(tool)" in found["mcp"] and "load_mcp_tools(" in found["mcp"]
     assert "InjectedIdempotencyKey]" in found["side_effects"]
     assert "from langchain." not in found["side_effects"]  # langgraph only, as on 0.6.6
@@ -103,7 +185,7 @@ def needs(name: str) -> bool:
         return True  # a stranger's install of the extras: the block runs, or fails
     if NEEDS.get(name) == "langchain":
         return has_middleware()
-    if NEEDS.get(name) in ("deepagents", "langchain_mcp_adapters"):  # on langchain 1.x
+    if NEEDS.get(name) == "langchain_mcp_adapters":  # on langchain 1.x
         return has_middleware() and importlib.util.find_spec(NEEDS[name]) is not None
     return True
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import doctest
+import html
 import importlib
 import importlib.util
 import inspect
@@ -95,18 +96,52 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return site
 
 
-def test_the_home_page_includes_whole_readme_sections() -> None:
-    """Each README range the home page includes starts and ends on a paragraph's boundary.
+def readme_sections() -> dict[str, str]:
+    """The README's named sections the home page includes, by name, as the site shows them.
 
-    The ranges are line numbers: a README edit above one shifts it silently.
+    A section runs from ``<!-- --8<-- [start:name] -->`` to ``<!-- --8<-- [end:name] -->``,
+    each alone on its line (an HTML comment: a package index shows nothing). Names, not line
+    numbers: a README edit above a section cannot shift it.
     """
-    readme = (LIBRARY / "README.md").read_text("utf-8").splitlines()
     index = (LIBRARY / "docs" / "index.md").read_text("utf-8")
-    ranges = [(int(a), int(b)) for a, b in re.findall(r'--8<-- "README\.md:(\d+):(\d+)"', index)]
-    assert ranges
-    for first, last in ranges:
-        assert readme[first - 1].strip() and not readme[first - 2].strip(), (first, last)
-        assert readme[last - 1].strip() and not readme[last].strip(), (first, last)
+    assert not re.search(r'--8<-- "README\.md:\d', index), "a line range: use a named section"
+    names = re.findall(r'^--8<-- "README\.md:([a-z][-_0-9a-z]*)"$', index, flags=re.M)
+    readme = (LIBRARY / "README.md").read_text("utf-8")
+    found: dict[str, str] = {}
+    for name in names:
+        start, end = f"<!-- --8<-- [start:{name}] -->\n", f"\n<!-- --8<-- [end:{name}] -->\n"
+        assert readme.count(start) == 1 and readme.count(end) == 1, name
+        found[name] = readme[readme.index(start) + len(start) : readme.index(end)]
+    return found
+
+
+def test_the_home_page_includes_every_readme_block() -> None:
+    sections = readme_sections()
+    assert {"intro", "examples"} <= set(sections)
+    readme = (LIBRARY / "README.md").read_text("utf-8")
+    for code in re.findall(r"```(?:python|bash)\n.*?```", readme, flags=re.S):
+        assert any(code in section for section in sections.values()), code[:200]
+
+
+def shown_code(site: Path) -> list[str]:
+    """The text of every code block on the built site's pages, as a reader copies it."""
+    found: list[str] = []
+    for page in site.rglob("*.html"):
+        for code in re.findall(r"<pre[^>]*>(.*?)</pre>", page.read_text("utf-8"), flags=re.S):
+            found.append(html.unescape(re.sub(r"<[^>]+>", "", code)))
+    return found
+
+
+def test_the_site_shows_every_readme_block_as_printed(site: Path) -> None:
+    """Each README block, run by test_soa_readme, appears whole on the built site."""
+    shown = shown_code(site)
+    readme = (LIBRARY / "README.md").read_text("utf-8")
+    blocks = re.findall(r"```(?:python|bash)\n(.*?)```", readme, flags=re.S)
+    assert len(blocks) >= 6
+    for block in blocks:
+        assert any(block.strip() in code for code in shown), block[:200]
+    home = re.sub(r"<[^>]+>", "", (site / "index.html").read_text("utf-8"))
+    assert "--8&lt;--" not in home and "[start:" not in home  # no marker shows
 
 
 def test_the_site_builds_strictly_with_the_docstrings(site: Path) -> None:
