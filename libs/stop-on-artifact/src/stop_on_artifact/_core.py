@@ -58,11 +58,10 @@ class Engine:
         door: str,
         no_record: str,
         settings: StopSettings,
-        *,
+        texts: dict[str, str],
         from_context: bool,
         settings_from_context: SettingsFromContext | None,
         on_decision: DecisionHook | None,
-        texts: dict[str, str],
     ) -> None:
         """Keep the door's settings; `TypeError` if both per-run sources are given."""
         if from_context and settings_from_context is not None:
@@ -206,11 +205,6 @@ class Engine:
         decision = state.get("stop_decision")
         return decision is not None and decision["action"] == "stop"
 
-    def in_place_retries_left(self, state: Mapping[str, Any]) -> int:
-        """Return the in-place retries the next tool step's calls may run, all together."""
-        settings = self.turn_settings(state)
-        return _retries_left(settings, state) if settings.retry_in_place else 0
-
     def _take(self, state: Mapping[str, Any], settings: StopSettings) -> Callable[[object], bool]:
         """Return what takes one retry from the budget the step's parallel calls share.
 
@@ -225,7 +219,7 @@ class Engine:
         key = (id(self), step or (turn, issued.id if issued else ""))
         budget = _BUDGETS.get(key)  # a dict read needs no lock
         if budget is None:  # the step's first call scans the turn, outside the lock
-            left: _Budget = (_retries_left(settings, state), {})
+            left: _Budget = (retries_left(settings, state), {})
             with _LOCK:
                 budget = _BUDGETS.setdefault(key, left)
                 while len(_BUDGETS) > 1024:
@@ -264,7 +258,7 @@ class Engine:
         return await aretry_in_place(run, take=self._take(state, settings), **_waits(settings))
 
 
-def _retries_left(settings: StopSettings, state: Mapping[str, Any]) -> int:
+def retries_left(settings: StopSettings, state: Mapping[str, Any]) -> int:
     counted = scan_turn(state.get("messages") or [], state.get(TURN_KEY)).transients
     return max(0, settings.max_retries - counted)
 

@@ -7,7 +7,7 @@ from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall
 
-from stop_on_artifact._artifact import carried, with_carried
+from stop_on_artifact._artifact import carried
 from stop_on_artifact._policies import (
     AskHook,
     Merge,
@@ -98,11 +98,8 @@ class PolicyGate:
         policy_of = verdict["blocked_by"] if verdict is not None else {}
 
         def merge(ran: Sequence[Result]) -> list[Result]:
-            by_id = {}
-            for result in ran:  # a Command's ToolMessage is marked where the Command holds it
-                if (message := carried(result)) is not None:
-                    marked = mark_approved(message, decisions, policy_of)
-                    by_id[message.tool_call_id] = with_carried(result, marked)
+            found = [(carried(r), r) for r in ran]  # a Command is paired by its ToolMessage
+            by_id = {m.tool_call_id: mark_approved(r, decisions, policy_of) for m, r in found if m}
             pairs = zip(calls, refusals, strict=True)
             merged = [by_id.get(_call_id(c)) if r is None else r for c, r in pairs]
             ok = all(m is not None for m in merged)

@@ -159,26 +159,14 @@ class StopOnArtifactMiddleware(
                 "max_retries": max_retries, "max_model_calls": max_model_calls,
                 "retry_in_place": retry_in_place, "initial_delay": initial_delay,
                 "backoff_factor": backoff_factor, "max_delay": max_delay}  # fmt: skip
-        self._engine = Engine(
-            DOOR,
-            NO_RECORD,
-            settings_from_arguments(DOOR, settings, flat),
-            from_context=from_context,
-            settings_from_context=settings_from_context,
-            on_decision=on_decision,
-            texts={
-                "retry_budget_message": retry_budget_message,
-                "model_call_limit_message": model_call_limit_message,
-                "not_done_message": not_done_message,
-            },  # fmt: skip
-        )
+        texts = {"retry_budget_message": retry_budget_message, "not_done_message": not_done_message,
+                 "model_call_limit_message": model_call_limit_message}  # fmt: skip
+        chosen = settings_from_arguments(DOOR, settings, flat)
+        self._engine = Engine(DOOR, NO_RECORD, chosen, texts, from_context, settings_from_context,
+                              on_decision)  # fmt: skip
         self.on_model_call = on_model_call
         self.subagent_stops = bool(subagent_stops)
-
-    @property
-    def settings(self) -> StopSettings:
-        """The settings a turn records unless a run's context sets its own."""
-        return self._engine.settings
+        self.settings: StopSettings = chosen  # a turn's, unless a run's context sets its own
 
     @property
     @override

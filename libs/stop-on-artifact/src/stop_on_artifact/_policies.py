@@ -16,8 +16,10 @@ from stop_on_artifact._approval import ask, reject_reason
 from stop_on_artifact._artifact import (
     LIBRARY_FIELDS,
     build,
+    carried,
     contract,
     library_fields,
+    with_carried,
     with_library_fields,
 )
 from stop_on_artifact.messages import turn_start
@@ -37,6 +39,7 @@ Result: TypeAlias = Any  # a ToolMessage, or a Command carrying one
 Merge: TypeAlias = Callable[[Sequence[Result]], list[Result]]
 RunCalls: TypeAlias = Callable[[list[ToolCall]], Awaitable[Sequence[Result]]]
 RunCallsSync: TypeAlias = Callable[[list[ToolCall]], Sequence[Result]]
+Verdicts: TypeAlias = Mapping[str, str]  # call id -> the policy that blocked it
 _SCALARS = (str, int, float, bool, type(None))
 
 
@@ -204,17 +207,13 @@ def _approved_retries(messages: Messages) -> list[tuple[str, dict[str, Any]]]:
     """Return `(tool, args)` of calls approved this turn whose result was `transient`."""
     turn = messages[turn_start(messages) :]
     calls = {c["id"]: c for m in turn if isinstance(m, AIMessage) for c in m.tool_calls}
-    carried = []
-    for message in turn:
-        artifact = contract(message.artifact) if isinstance(message, ToolMessage) else None
-        if isinstance(message, ToolMessage) and isinstance(artifact, dict):
-            approved = artifact.get("approval") == "approved" and (
-                "approval" in library_fields(message)
-            )
-            call = calls.get(message.tool_call_id)
-            if approved and artifact.get("reason") == "transient" and call is not None:
-                carried.append((call["name"], dict(call["args"])))
-    return carried
+    approved = []
+    for message in (m for m in turn if isinstance(m, ToolMessage)):
+        artifact, call = contract(message.artifact), calls.get(message.tool_call_id)
+        if isinstance(artifact, dict) and call and artifact.get("reason") == "transient":
+            if artifact.get("approval") == "approved" and "approval" in library_fields(message):
+                approved.append((call["name"], dict(call["args"])))
+    return approved
 
 
 def screen(
@@ -292,12 +291,16 @@ def refusal_for(
     return _refusal(call, asked, text, approval="rejected")
 
 
-def mark_approved(
-    message: ToolMessage, decisions: Mapping[str, Decision], policy_of: Mapping[str, str]
-) -> ToolMessage:
-    """Add `policy` and `approval="approved"` to an approved call's dict artifact."""
-    decision = decisions.get(message.tool_call_id)
-    if decision is None or decision["type"] != "approve" or not isinstance(message.artifact, dict):
-        return message
+def mark_approved(result: Any, decisions: Mapping[str, Decision], policy_of: Verdicts) -> Any:
+    """Add `policy` and `approval="approved"` to an approved call's dict artifact.
+
+    `result`: a ToolMessage, or a Command carrying one (marked where the Command holds it).
+    """
+    message = carried(result)
+    decision = decisions.get(message.tool_call_id) if message is not None else None
+    if message is None or decision is None or decision["type"] != "approve":
+        return result
+    if not isinstance(message.artifact, dict):
+        return result
     policy = policy_of.get(message.tool_call_id)
-    return with_library_fields(message, policy=policy, approval="approved")
+    return with_carried(result, with_library_fields(message, policy=policy, approval="approved"))

@@ -31,7 +31,6 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from stop_on_artifact._artifact import carried, with_carried
 from stop_on_artifact._gate import PolicyGate
 from stop_on_artifact._policies import (
     AskHook,
@@ -155,10 +154,7 @@ class PolicyMiddleware(AgentMiddleware[PolicyState[ResponseT], ContextT, Respons
         policy_of = verdict["blocked_by"] if verdict is not None else {}
 
         def mark(result: ToolResult) -> ToolResult:
-            if (message := carried(result)) is None:
-                return result
-            marked = mark_approved(message, decisions, policy_of)
-            return cast("ToolResult", with_carried(result, marked))
+            return cast("ToolResult", mark_approved(result, decisions, policy_of))
 
         return refusal_for(request.tool_call, verdict, decisions), mark
 

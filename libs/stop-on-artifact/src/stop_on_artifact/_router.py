@@ -11,7 +11,7 @@ from langchain_core.runnables import Runnable
 from langgraph.types import Command
 
 from stop_on_artifact._artifact import carried
-from stop_on_artifact._core import DecisionHook, Engine, steps_left
+from stop_on_artifact._core import DecisionHook, Engine, retries_left, steps_left
 from stop_on_artifact._decision import (
     MODEL_CALL_LIMIT_MESSAGE,
     NOT_DONE_MESSAGE,
@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # langgraph 1.x: ToolNode's wrap_tool_call (0.6 calls run_too
 
 StateT = TypeVar("StateT", bound=Mapping[str, Any])
 ToolT = TypeVar("ToolT")
+DOOR = "StopRouter"
 NO_RECORD = (
     "declare it in the graph's state (inherit stop_on_artifact.StopState, or add "
     "'stop_turn: dict | None'), and return StopRouter.turn_update(...) from the node that "
@@ -97,30 +98,14 @@ class StopRouter:
                 "max_retries": max_retries, "max_model_calls": max_model_calls,
                 "retry_in_place": retry_in_place, "initial_delay": initial_delay,
                 "backoff_factor": backoff_factor, "max_delay": max_delay}  # fmt: skip
-        self._engine = Engine(
-            "StopRouter",
-            NO_RECORD,
-            settings_from_arguments("StopRouter", settings, flat),
-            from_context=from_context,
-            settings_from_context=settings_from_context,
-            on_decision=on_decision,
-            texts={
-                "retry_budget_message": retry_budget_message,
-                "model_call_limit_message": model_call_limit_message,
-                "not_done_message": not_done_message,
-            },  # fmt: skip
-        )
+        texts = {"retry_budget_message": retry_budget_message, "not_done_message": not_done_message,
+                 "model_call_limit_message": model_call_limit_message}  # fmt: skip
+        chosen = settings_from_arguments(DOOR, settings, flat)
+        self._engine = Engine(DOOR, NO_RECORD, chosen, texts, from_context, settings_from_context,
+                              on_decision)  # fmt: skip
+        self.settings: StopSettings = chosen  # a turn's, unless a run's context sets its own
+        self.texts = texts  # a hard stop's answer is written in them, by argument name
         self._told_unwrapped = False  # retry_in_place with no call through run_tool: said once
-
-    @property
-    def settings(self) -> StopSettings:
-        """The settings a turn records unless a run's context sets its own."""
-        return self._engine.settings
-
-    @property
-    def texts(self) -> dict[str, str]:
-        """The texts a hard stop's answer is written in, by argument name."""
-        return self._engine.texts
 
     def turn_update(
         self, state: Mapping[str, Any] | Sequence[BaseMessage], context: object = None
@@ -145,7 +130,8 @@ class StopRouter:
 
     def in_place_retries_left(self, state: Mapping[str, Any]) -> int:
         """Return the in-place retries the next tool step's calls may run, all together."""
-        return self._engine.in_place_retries_left(state)
+        settings = self._engine.turn_settings(state)
+        return retries_left(settings, state) if settings.retry_in_place else 0
 
     def bind_model(
         self, model: BaseChatModel, tools: Sequence[Any], state: Mapping[str, Any]

@@ -44,16 +44,16 @@ def stopped(
             return prose
         asked: list[Any] = [*request.messages, *prose.result]
         shaped = sent((yield request.override(tools=[], messages=asked)), decision)
-        return structured_(decision, prose.result, shaped)
+        return with_schema_answer(decision, prose.result, shaped)
     if answer is None:
         answer = engine.answer(decision, messages)
     reply = AIMessage(content=answer)
     if (payload := schema_payload(decision, messages)) is None:
         if engine.turn_settings(state).max_model_calls == 1:  # no call left for the schema
-            return structured_(decision, [reply], None)
+            return with_schema_answer(decision, [reply], None)
         asked = [*request.messages, reply]
         shaped = sent((yield request.override(tools=[], messages=asked)), decision)
-        return structured_(decision, [reply], shaped)
+        return with_schema_answer(decision, [reply], shaped)
     shape: Any = getattr(schema, "schema", schema)
     try:
         value = payload if isinstance(shape, dict) else TypeAdapter(shape).validate_python(payload)
@@ -65,14 +65,12 @@ def stopped(
         )  # fmt: skip
         again = {k: v for k, v in decision.items() if k != "saved"}
         again.update(action="continue", rule="invalid_artifact", answer_from=[], unsettled=[])
-        return ExtendedModelResponse(
-            model_response=sent((yield request), again),
-            command=Command(update={"stop_decision": again}),
-        )
+        response = sent((yield request), again)
+        return ExtendedModelResponse(response, Command(update={"stop_decision": again}))
     return ModelResponse(result=[reply], structured_response=value)
 
 
-def structured_(
+def with_schema_answer(
     decision: StopDecision, result: list[BaseMessage], shaped: ModelResponse[Any] | None
 ) -> ModelCallResult[Any]:
     """Return `result` with the schema's answer; without one, None and why, in the decision.
@@ -85,10 +83,8 @@ def structured_(
         return shaped
     logger.warning("no structured_response: the model did not answer in the declared schema")
     missing = {**decision, "structured": "missing"}
-    return ExtendedModelResponse(
-        model_response=ModelResponse(result=result, structured_response=None),
-        command=Command(update={"stop_decision": missing}),
-    )
+    none = ModelResponse(result=result, structured_response=None)
+    return ExtendedModelResponse(none, Command(update={"stop_decision": missing}))
 
 
 def declares_schema(state: Mapping[str, Any]) -> bool:
