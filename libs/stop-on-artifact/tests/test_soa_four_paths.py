@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
-from soa_graphs import build, has_middleware, user
+from soa_graphs import build, has_middleware, retry_line, user
 from stop_on_artifact import StopSettings, completed
 from stop_on_artifact.testing import (
     ANSWER_SEPARATOR,
@@ -176,7 +176,7 @@ def check(scenario: Scenario, result: Mapping[str, Any]) -> None:
     assert_model_calls(result, scenario.calls)
     answer = result["messages"][-1].content
     if scenario.answer == RETRY_BUDGET_MESSAGE:
-        assert answer.endswith(ANSWER_SEPARATOR + RETRY_BUDGET_MESSAGE)
+        assert answer.endswith(ANSWER_SEPARATOR + retry_line("search", 2))
     else:
         assert answer == scenario.answer
     if scenario.hard:

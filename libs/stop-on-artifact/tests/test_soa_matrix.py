@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
-from soa_graphs import build, user
+from soa_graphs import build, retry_line, user
 from stop_on_artifact import StopSettings
 from stop_on_artifact._decision import (
     ANSWER_SEPARATOR,
     MODEL_CALL_LIMIT_MESSAGE,
-    RETRY_BUDGET_MESSAGE,
 )
 from stop_on_artifact.testing import (
     ANSWERED,
@@ -77,7 +76,8 @@ def test_the_retry_budget_and_the_model_call_cap_stop_with_their_text(kind: str)
     spent = agent(kind, "transient", max_retries=1).invoke(user("store"))
     assert_stopped(spent, "retry_budget")
     assert_answer_is_settled_content(spent)
-    assert spent["messages"][-1].content.endswith(ANSWER_SEPARATOR + RETRY_BUDGET_MESSAGE)
+    closing = retry_line("search", 2)  # its part, named, tried twice
+    assert spent["messages"][-1].content.endswith(ANSWER_SEPARATOR + closing)
     assert spent["messages"][-1].content.startswith("**Not done: this request (`search`)**")
     assert stop_decision(spent)["unsettled"] == [spent["messages"][-2].tool_call_id]
     assert_model_calls(spent, 2)

@@ -243,7 +243,9 @@ def test_the_source_stays_small_with_no_import_circle() -> None:
     # 3,809. #62, every door the same: an approval before the mode, a Command's ToolMessage,
     # the router's wrap_tool_call, errors naming the door, internals read loudly: +100;
     # where one answer per pause is guarded across workers (ApprovalUsedError): +4.
-    assert sum(sizes.values()) <= 3914, sizes
+    # #63: a spent retry budget's closing line names each part left timing out, its place
+    # and tool and its tries, a template checked as not_done_message is: +44.
+    assert sum(sizes.values()) <= 3958, sizes
     assert max(sizes.values()) <= 400, sizes
     assert {name for name in modules if not name.startswith("_")} == {"messages", "testing"}
     graph = {

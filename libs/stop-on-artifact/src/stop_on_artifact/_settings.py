@@ -182,7 +182,10 @@ def settings_from_arguments(
 
 
 def check_texts(**texts: str) -> None:
-    """Check a constructor's texts: non-empty strings, `not_done_message`'s placeholders.
+    """Check a constructor's texts: non-empty strings, each template's own placeholders.
+
+    `not_done_message` may use `{where}`, `{tool}`, `{why}`; `retry_budget_message`
+    `{where}`, `{tool}`, `{tries}`; a literal brace is written doubled.
 
     Raises:
         ValueError: Naming the argument, never quoting it.
@@ -191,12 +194,19 @@ def check_texts(**texts: str) -> None:
         if not isinstance(value, str) or not value.strip():
             msg = f"{name} must be a non-empty string"
             raise ValueError(msg)
-    try:
-        fields = list(Formatter().parse(texts.get("not_done_message", "")))
-    except ValueError:
-        fields = [("", "?", "", None)]  # unbalanced braces
-    if any(
-        f is not None and (f not in {"where", "tool", "why"} or s or c) for _, f, s, c in fields
-    ):
-        msg = "not_done_message may use only the placeholders {where}, {tool} and {why}"
-        raise ValueError(msg)
+    for name, allowed in PLACEHOLDERS.items():
+        try:
+            fields = list(Formatter().parse(texts.get(name, "")))
+        except ValueError:
+            fields = [("", "?", "", None)]  # unbalanced braces
+        if any(f is not None and (f not in allowed or s or c) for _, f, s, c in fields):
+            names = ", ".join(f"{{{field}}}" for field in allowed)
+            msg = f"{name} may use only the placeholders {names}"
+            raise ValueError(msg)
+
+
+PLACEHOLDERS = {
+    "not_done_message": ("where", "tool", "why"),
+    "retry_budget_message": ("where", "tool", "tries"),
+}
+"""The placeholders each template text may use, as `str.format` fields with no spec."""
