@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 from langgraph_sdk.client import LangGraphClient
-from stop_on_artifact.testing import ANSWER_SEPARATOR, RETRY_BUDGET_MESSAGE
+from stop_on_artifact.testing import ANSWER_SEPARATOR
 
 from agent.policy import SPEND_CAP_MESSAGE
 from client.scenarios import GRAPHS
 from tests.support.api import current_turn, model_messages, text, user_input
+from tests.support.closing import retry_closing
 
 
 async def ask(
@@ -116,7 +117,7 @@ async def test_a_spent_retry_budget_keeps_the_part_that_was_settled(
     settled, not_done, closing = answer.split(ANSWER_SEPARATOR)
     assert settled.startswith("# Checkpointers\n")
     assert not_done.startswith("**Not searched: “interrupts”**: the knowledge base timed out")
-    assert closing == RETRY_BUDGET_MESSAGE
+    assert closing == retry_closing("search", 3, "part 2 of 2")  # its part, not the whole
 
 
 @pytest.mark.parametrize("graph", GRAPHS)
@@ -157,7 +158,7 @@ async def test_a_purchase_that_keeps_timing_out_is_named_as_not_done(
         f"**Not purchased: a laptop (\\$900.00)**\n\n{SPEND_CAP_MESSAGE}",
         "**Not purchased: a mouse (\\$20.00)**: the payment service timed out; nothing was "
         "charged. Ask again to retry.",
-        RETRY_BUDGET_MESSAGE,
+        retry_closing("checkout", 3, "part 2 of 2"),
     ]
 
 
