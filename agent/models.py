@@ -258,7 +258,8 @@ class OfflineChatModel(ScriptedChatModel):
         if part.kind == "tool":
             return part.tool, {_first_param(tools[part.tool]): part.argument}
         if part.kind == "purchase":
-            return "checkout", {"item": part.item, "amount": part.amount}
+            other = {"currency": part.currency} if part.currency != "USD" else {}
+            return "checkout", {"item": part.item, "amount": part.amount, **other}
         return "search", {"query": part.text}
 
     @staticmethod

@@ -25,7 +25,7 @@ from langchain_core.messages import ToolCall
 from stop_on_artifact import Block, PolicyGate, tool_policy
 
 from agent.context import Context, resolve
-from agent.tools.checkout import purchase
+from agent.tools.checkout import charges_dollars, purchase
 from agent.tools.markdown import escape_math, excerpt, label
 from agent.tracing.metadata import trace_approval_asked
 
@@ -55,10 +55,16 @@ TOOL_ERROR_TEMPLATE = "The tool failed with {error}. It did not complete."
 
 
 def _purchase(call: ToolCall) -> tuple[str, float] | None:
-    """Return ``(item, amount)`` of a checkout whose amount is a number, else None."""
+    """Return ``(item, amount)`` of a checkout of a number of dollars, else None.
+
+    A price in another currency is the checkout's to refuse, naming that currency: the cap
+    is in dollars.
+    """
     amount = call["args"].get("amount")
     if not isinstance(amount, int | float) or isinstance(amount, bool):
         return None  # the tool's own argument validation reports it
+    if not charges_dollars(call["args"].get("currency", "USD")):
+        return None
     return str(call["args"].get("item", "")), float(amount)
 
 

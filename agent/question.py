@@ -38,7 +38,9 @@ not found: none is answered only through another clause's topic. A part is then:
   (``like``, ``want``, ``need``, ``order``, ``quiero``, ``möchte``, ``voudrais``...) that a
   price ends: the item is the text between the last such word and the first price word
   (``for``, ``at``, ``por``, ``für``, ``pour``) before an amount, ``300``, ``$300``,
-  ``300.00``, ``$1,200`` or ``4,50``; a price ``each`` (``cada uno``, ``je``, ``chacun``)
+  ``300.00``, ``$1,200`` or ``4,50``, in dollars unless it names another currency
+  (``45 euros``, ``€45``, ``45€``, ``EUR 45``, ``£45``: :data:`Part.currency`, which the
+  checkout names and does not charge); a price ``each`` (``cada uno``, ``je``, ``chacun``)
   charges the item's count times it (``3 coffees for 4.50 each`` is 13.50), and with no
   count it asks;
 - a purchase without a verb, when an earlier part was a purchase and it names its own
@@ -72,7 +74,8 @@ from operator import methodcaller, ne
 from typing import Any, Literal
 
 from agent import vocabulary as words_of
-from agent.tools.markdown import excerpt
+from agent.tools.checkout import price_text
+from agent.tools.markdown import escape_math, excerpt
 from agent.tools.topics import Mention, TopicIndex, fold
 
 MAX_PARTS = 32
@@ -142,6 +145,8 @@ class Part:
     """How many items a purchase at a unit price buys (``3 coffees for 4.50 each``)."""
     unit: float | None = None
     """The price of one item, when the price was written ``each``; None otherwise."""
+    currency: str = "USD"
+    """The price's currency, an ISO 4217 code: ``EUR`` for ``45 euros``, ``€45``, ``EUR 45``."""
 
 
 @dataclass(frozen=True)
@@ -187,6 +192,54 @@ def amount(word: str) -> float | None:
     bare = "".join(groups)
     value = float(f"{bare}.{cents}" if dot else bare)
     return value if math.isfinite(value) else None
+
+
+_SYMBOLS = "".join(symbol for symbol in words_of.CURRENCIES if len(symbol) == 1)
+
+
+def money(word: str) -> tuple[float, str] | None:
+    """Read a price and the currency its symbol names: ``$300``, ``300``, ``€45``, ``45€``.
+
+    Args:
+        word: One word, folded, without trailing punctuation.
+
+    Returns:
+        ``(amount, code)`` (``USD`` without a symbol), or None when it is no price.
+    """
+    code = "USD"
+    if word[:1] in _SYMBOLS or word[-1:] in _SYMBOLS:
+        symbol = word[0] if word[:1] in _SYMBOLS else word[-1]
+        code, word = words_of.CURRENCIES[symbol], word.strip(symbol)
+    value = amount(word)
+    return None if value is None else (value, code)
+
+
+def _currency(word: str) -> str | None:
+    """The ISO 4217 code a currency word or symbol names (``euros``: ``EUR``), or None."""
+    code = words_of.CURRENCIES.get(word)
+    return None if code is None else code or word.upper()
+
+
+def _money_after(words: list[str], index: int) -> tuple[float, str, int] | None:
+    """Read the price after the price word at ``index``: ``45``, ``€45``, ``EUR 45``, ``45 euros``.
+
+    Returns:
+        ``(amount, code, last)``, ``last`` the price's last word, or None when no price follows.
+    """
+    at = index + 1
+    named = _currency(words[at]) if at + 1 < len(words) else None
+    at += named is not None  # "for EUR 45"
+    read = money(words[at]) if at < len(words) else None
+    if read is None:
+        return None
+    value, code = read
+    after = _currency(words[at + 1]) if at + 1 < len(words) else None
+    if after is not None:  # "for 45 euros"
+        return value, after, at + 1
+    return value, named or code, at
+
+
+_PRICE_STARTS = "$0123456789" + _SYMBOLS
 
 
 def _count(word: str) -> int | None:
@@ -239,7 +292,7 @@ class _Piece:
         self.prices = [
             i
             for i, word in enumerate(words[:-1])
-            if word in words_of.PRICE_WORDS and amount(words[i + 1]) is not None
+            if word in words_of.PRICE_WORDS and _money_after(words, i) is not None
         ]
         self._topics = topics
 
@@ -581,11 +634,20 @@ class _Reader:
         for _ in range(_FILLER_STEPS):
             if end > first and words[end] in _AFTER_PRICE:
                 end -= 1
-        if end - 1 < first or words[end - 1] not in words_of.PRICE_WORDS:
+        price = next(  # "for 45", "for 45 euros", "for EUR 45"
+            (
+                at
+                for at in (end - 1, end - 2)
+                if at >= first
+                and words[at] in words_of.PRICE_WORDS
+                and (read := _money_after(words, at)) is not None
+                and read[2] == end
+            ),
+            None,
+        )
+        if price is None:
             return False
-        if amount(words[end]) is None:
-            return False
-        if piece.verb(first, end - 2) is not None:
+        if piece.verb(first, price - 1) is not None:
             return True
         return self.bought and words[first] not in words_of.OPENERS
 
@@ -635,24 +697,37 @@ class _Reader:
             problem = "no_price" if item else "no_item"
             return self._checked(Part("purchase", text, item=item, problem=problem))
         item = piece.text[piece.starts[item_at] : piece.starts[price]].strip()
-        value = amount(words[price + 1])
-        assert value is not None  # a price word is only kept before a price
-        after = next((i for i in range(price + 2, last + 1) if words[i] not in _TRAILING), None)
+        read = _money_after(words, price)
+        assert read is not None  # a price word is only kept before a price
+        value, currency, end = read  # another currency is kept: the checkout names it
+        after = next((i for i in range(end + 1, last + 1) if words[i] not in _TRAILING), None)
         each = after is not None and all(words[i] in _AFTER_PRICE for i in range(after, last + 1))
-        each = each and any(words[i] in words_of.EACH for i in range(price + 2, last + 1))
+        each = each and any(words[i] in words_of.EACH for i in range(end + 1, last + 1))
         rest = piece.slice(after, last) if after is not None and not each else ""
         if each:
             count = _count(words[item_at]) if item_at < price else None
             if count is None:
-                part = Part("purchase", text, item=item, amount=value, problem="no_count")
+                part = Part(
+                    "purchase", text, item=item, amount=value, currency=currency,
+                    problem="no_count",
+                )  # fmt: skip
                 return self._checked(part)
             part = Part(
-                "purchase", text, item=item, amount=count * value, quantity=count, unit=value
-            )
+                "purchase", text, item=item, amount=count * value, quantity=count, unit=value,
+                currency=currency,
+            )  # fmt: skip
             return self._checked(part if item else dataclasses.replace(part, problem="no_item"))
         problem = "no_item" if not item else "extra" if rest else None
         return self._checked(
-            Part("purchase", text, item=item, amount=value, rest=rest, problem=problem)
+            Part(
+                "purchase",
+                text,
+                item=item,
+                amount=value,
+                rest=rest,
+                problem=problem,
+                currency=currency,
+            )  # fmt: skip
         )
 
     def _search(self, text: str) -> Part:
@@ -669,7 +744,7 @@ class _Reader:
 
 def _unread_price(words: list[str], index: int) -> bool:
     """Whether word ``index`` is a price word before a number that is no price (``1.200``)."""
-    return words[index] in words_of.PRICE_WORDS and words[index + 1][:1] in "$0123456789"
+    return words[index] in words_of.PRICE_WORDS and words[index + 1][:1] in _PRICE_STARTS
 
 
 def _tells(piece: _Piece, first: int, last: int, text: str) -> bool:
@@ -724,9 +799,10 @@ _EXAMPLE_ITEM = "a mouse"
 
 def _understood(part: Part) -> str:
     if part.kind == "purchase" and part.amount is not None:
-        # "\$": the chat front end reads text between two "$" as math.
-        each = f" ({part.quantity} × \\${part.unit:,.2f})" if part.unit is not None else ""
-        return f"Understood: buy “{excerpt(part.item)}” for \\${part.amount:,.2f}{each}."
+        unit = escape_math(price_text(part.unit, part.currency)) if part.unit else ""
+        each = f" ({part.quantity} × {unit})" if unit else ""
+        price = escape_math(price_text(part.amount, part.currency))
+        return f"Understood: buy “{excerpt(part.item)}” for {price}{each}."
     if part.kind == "tool":
         return f"Understood: `{part.tool}` with “{excerpt(part.argument)}”."
     return f"Understood: look up “{excerpt(part.text)}”."
@@ -739,9 +815,18 @@ def _example_item(item: str) -> str:
     return _EXAMPLE_ITEM if several else excerpt(item)
 
 
+def _example_price(part: Part) -> str:
+    """The price to show in an example: the person's own (``45``, ``4.50``), else ``20``."""
+    if part.amount is None:
+        return "20"
+    written = f"{part.unit or part.amount:,.2f}".removesuffix(".00")
+    return written if part.currency == "USD" else f"{written} {part.currency}"
+
+
 def _not_clear(part: Part) -> str:
     quoted = f"“{excerpt(part.text)}”"
     item = _example_item(part.item)
+    price = _example_price(part)
     if part.problem == "no_price":
         return (
             f"Not clear: {quoted} has no price I can read. Write each thing to buy with its "
@@ -755,12 +840,12 @@ def _not_clear(part: Part) -> str:
     if part.problem == "extra":
         return (
             f"Not clear: I could not read “{excerpt(part.rest)}” after the price in {quoted}. "
-            f"Write one purchase per part, for example “buy {item} for 20”."
+            f"Write one purchase per part, for example “buy {item} for {price}”."
         )
     if part.problem == "no_count":
         return (
             f"Not clear: {quoted} gives a price for each item but no count I can read. Write "
-            f"the count before the item, for example “buy 3 {item} for 4.50 each”."
+            f"the count before the item, for example “buy 3 {item} for {price} each”."
         )
     if part.problem == "unclear":
         return (

@@ -104,8 +104,36 @@ BEFORE_ITEM = frozenset({"to", "me", "us", "myself", "gern", "gerne", "mir", "un
 PRICE_WORDS = frozenset({"for", "at", "por", "fur", "pour"})
 """Words a price follows: ``for 20``, ``at 4.50``, ``por 20``, ``für 20``, ``pour 20``."""
 
+CURRENCIES = {
+    **dict.fromkeys(("€", "eur", "euro", "euros"), "EUR"),
+    **dict.fromkeys(("£", "gbp", "pound", "pounds", "sterling", "quid", "libras", "livres"), "GBP"),
+    "pfund": "GBP",
+    **dict.fromkeys(("¥", "jpy", "yen", "yenes"), "JPY"),
+    **dict.fromkeys(("chf", "franc", "francs", "franken", "francos"), "CHF"),
+    **dict.fromkeys(("₹", "inr", "rupee", "rupees", "rupias", "roupies"), "INR"),
+    **dict.fromkeys(("cad", "aud", "mxn", "cny", "rmb", "yuan"), ""),  # each its own code
+}
+"""Money other than dollars, by its symbol or word (folded): ``45 euros``, ``€45``, ``EUR 45``.
+
+The value is the ISO 4217 code; empty, the word is the code (``cad``: ``CAD``).
+"""
+
+CURRENCY_NAMES = {
+    "EUR": "euros",
+    "GBP": "pounds",
+    "JPY": "yen",
+    "CHF": "Swiss francs",
+    "INR": "rupees",
+    "CAD": "Canadian dollars",
+    "AUD": "Australian dollars",
+    "MXN": "Mexican pesos",
+    "CNY": "yuan",
+    "RMB": "yuan",
+}
+"""How an answer names a currency the shop does not charge in; any other is named by code."""
+
 FILLERS = frozenset(
-    {"dollars", "dollar", "usd", "bucks", "please", "thanks", "thank", "you"}
+    {"dollars", "dollar", "usd", "bucks", "dolares", "dolar", "please", "thanks", "thank", "you"}
     | {"por", "favor", "gracias", "bitte", "danke", "kaufen", "bestellen", "merci", "svp"}
 )
 """Words a purchase may end with after its price."""

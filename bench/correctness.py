@@ -301,11 +301,12 @@ def verbatim(answer: str, messages: Sequence[BaseMessage]) -> bool:
     not_done = {
         line for part in found if not part.settled and (line := _not_done_line(part.result))
     }
-    closing = {RETRY_BUDGET_MESSAGE, MODEL_CALL_LIMIT_MESSAGE}
+    spent = RETRY_BUDGET_MESSAGE.split("{")[0]  # a spent budget's line per part, named
+    closing = {MODEL_CALL_LIMIT_MESSAGE}
     pieces = set(answer.split(ANSWER_SEPARATOR))
     others = pieces - settled
     return settled <= pieces and all(
-        piece in not_done or piece in closing or piece.startswith("**Not done: part ")
+        piece in not_done or piece in closing or piece.startswith(("**Not done: part ", spent))
         for piece in others
     )
 

@@ -23,6 +23,7 @@ from agent.context import ForcedOutcome, run_context
 from agent.tools.markdown import escape_math, label, plain
 from agent.tools.outcomes import draw_outcome
 from agent.tools.payments import IdempotencyKeyReusedError, Outcome, charge
+from agent.vocabulary import CURRENCY_NAMES
 
 TIMEOUT_MESSAGE = (
     "Payment processor timed out before confirming the charge (HTTP 504). No money moved; "
@@ -39,6 +40,13 @@ KEY_REUSED_MESSAGE = (
     "purchase. Nothing was charged."
 )
 """What a person reads when a call's key comes back with another item or amount."""
+CURRENCY_MESSAGE = (
+    "This shop charges in US dollars only, and this price is in {currency}: nothing was "
+    "charged, and it was not charged as dollars either. Ask again with the price in dollars."
+)
+"""What a person reads of a purchase priced in another currency; ``{currency}`` names it."""
+DOLLARS = frozenset({"", "usd", "us$", "$", "dollar", "dollars", "us dollars"})
+"""How a call may name the one currency the shop charges in (any case)."""
 
 
 _BANK: dict[ForcedOutcome, Outcome] = {
@@ -67,9 +75,27 @@ def receipt(item: str, amount: float, order_id: str) -> str:
     )
 
 
-def purchase(item: str, amount: float) -> str:
+def charges_dollars(currency: object) -> bool:
+    """Whether a call's ``currency`` is the shop's, US dollars (``USD``, the default)."""
+    return isinstance(currency, str) and currency.strip().lower() in DOLLARS
+
+
+def currency_name(currency: str) -> str:
+    """Name a currency for a person, unescaped: ``euros`` for ``EUR``, else as given."""
+    given = " ".join(currency.split())
+    return CURRENCY_NAMES.get(given.upper()) or given[:24] or "another currency"
+
+
+def price_text(amount: float, currency: str = "USD") -> str:
+    """Name a price for a person, unescaped: ``$45.00``, ``45.00 euros``, ``45.00 SEK``."""
+    if charges_dollars(currency):
+        return f"${amount:,.2f}"
+    return f"{amount:,.2f} {currency_name(currency)}"
+
+
+def purchase(item: str, amount: float, currency: str = "USD") -> str:
     """Name a purchase for a person: ``<item> ($<amount>)``, unescaped (for :func:`label`)."""
-    return f"{item} (${amount:,.2f})"
+    return f"{item} ({price_text(amount, currency)})"
 
 
 @tool(response_format="content_and_artifact", parse_docstring=True)
@@ -78,15 +104,23 @@ def checkout(
     amount: float,
     messages: Annotated[list[AnyMessage], InjectedState("messages")],
     tool_call_id: Annotated[str, InjectedToolCallId],
+    currency: str = "USD",
 ) -> tuple[str, dict[str, Any]]:
     """Buy an item: charge the customer's card and return the receipt.
 
     Args:
         item: What to buy.
-        amount: The price to charge, in dollars.
+        amount: The price as the customer gave it, never converted.
         messages: The thread's messages, injected by the tool node; the model never sees it.
         tool_call_id: This call's id, injected by the tool node.
+        currency: The price's currency as an ISO 4217 code (EUR for euros, GBP for pounds);
+            the shop charges only USD and refuses any other.
     """
+    if not charges_dollars(currency):  # named, never charged as dollars
+        heading = label("Not purchased: " + purchase(item, amount, str(currency)))
+        named = CURRENCY_MESSAGE.format(currency=plain(currency_name(str(currency))))
+        text = escape_math(f"{heading}\n\n{named}")
+        return text, stopping.fatal(cause="currency", currency=str(currency)[:24])
     context = run_context()
     outcome, attempt = draw_outcome(context, messages, tool_call_id, f"{item}:{amount}")
     not_purchased = label("Not purchased: " + purchase(item, amount))

@@ -7,11 +7,13 @@ from typing import Any
 
 import pytest
 from langgraph_sdk.client import LangGraphClient
-from stop_on_artifact.testing import ANSWER_SEPARATOR, RETRY_BUDGET_MESSAGE
+from stop_on_artifact.testing import ANSWER_SEPARATOR
 
 from agent.policy import SPEND_CAP_MESSAGE
+from agent.tools.checkout import CURRENCY_MESSAGE
 from client.scenarios import GRAPHS
 from tests.support.api import current_turn, model_messages, text, user_input
+from tests.support.closing import retry_closing
 
 
 async def ask(
@@ -116,7 +118,7 @@ async def test_a_spent_retry_budget_keeps_the_part_that_was_settled(
     settled, not_done, closing = answer.split(ANSWER_SEPARATOR)
     assert settled.startswith("# Checkpointers\n")
     assert not_done.startswith("**Not searched: “interrupts”**: the knowledge base timed out")
-    assert closing == RETRY_BUDGET_MESSAGE
+    assert closing == retry_closing("search", 3, "part 2 of 2")  # its part, not the whole
 
 
 @pytest.mark.parametrize("graph", GRAPHS)
@@ -157,7 +159,7 @@ async def test_a_purchase_that_keeps_timing_out_is_named_as_not_done(
         f"**Not purchased: a laptop (\\$900.00)**\n\n{SPEND_CAP_MESSAGE}",
         "**Not purchased: a mouse (\\$20.00)**: the payment service timed out; nothing was "
         "charged. Ask again to retry.",
-        RETRY_BUDGET_MESSAGE,
+        retry_closing("checkout", 3, "part 2 of 2"),
     ]
 
 
@@ -212,3 +214,41 @@ async def test_both_graphs_give_the_same_answers(client: LangGraphClient) -> Non
     for question, context in cases:
         answers = [(await ask(client, g, question, context))[0] for g in GRAPHS]
         assert answers[0] == answers[1], question
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+async def test_a_spent_retry_budget_names_the_part_it_stopped_retrying(
+    client: LangGraphClient, graph: str
+) -> None:
+    """Seed 0: the keyboard times out twice, the mouse is bought on its retry (#63)."""
+    answer, decision, turn = await ask(
+        client, graph, "buy a keyboard for 30 and a mouse for 20", {"seed": 0}
+    )
+    assert decision["rule"] == "retry_budget"
+    not_done, receipt, closing = answer.split(ANSWER_SEPARATOR)
+    assert not_done.startswith("**Not purchased: a keyboard (\\$30.00)**")
+    assert receipt.startswith("# Thank you for your order") and "| a mouse |" in receipt
+    assert closing == retry_closing("checkout", 2, "part 1 of 2")  # the keyboard's, not all
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+async def test_a_price_in_euros_is_named_and_never_charged_as_dollars(
+    client: LangGraphClient, graph: str
+) -> None:
+    """#63: the person's own amount, in their currency; without one it is dollars."""
+    answer, decision, turn = await ask(
+        client, graph, "achète une chaise pour 45 euros", {"force_outcome": "success"}
+    )
+    assert decision["rule"] == "fatal"
+    calls = [c for m in turn if m["type"] == "ai" for c in m.get("tool_calls") or []]
+    assert [c["args"] for c in calls] == [{"item": "une chaise", "amount": 45.0, "currency": "EUR"}]
+    assert answer == (
+        "**Not purchased: une chaise (45.00 euros)**\n\n"
+        + CURRENCY_MESSAGE.format(currency="euros")
+    )
+    assert "$" not in answer and "Thank you" not in answer
+    answer, decision, _ = await ask(
+        client, graph, "achète une chaise pour 45", {"force_outcome": "success"}
+    )
+    assert decision["rule"] == "completed"
+    assert "| une chaise | \\$45.00 |" in answer

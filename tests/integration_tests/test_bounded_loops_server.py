@@ -24,13 +24,13 @@ from langgraph_sdk.client import LangGraphClient
 from stop_on_artifact.testing import (
     ANSWER_SEPARATOR,
     MODEL_CALL_LIMIT_MESSAGE,
-    RETRY_BUDGET_MESSAGE,
 )
 
 from agent.context import GROQ_DEFAULT_MODEL, Context
 from client.scenarios import GRAPHS, model_calls
 from tests.support import fake_groq
 from tests.support.api import user_input, values_of
+from tests.support.closing import retry_closing
 from tests.support.dev_server import DevServer, dev_server
 from tests.support.fake_groq import FakeGroq, PlannedReply
 
@@ -91,7 +91,7 @@ CASES = [
         {"model": "offline", "force_outcome": "retryable"},
         "retry_budget",
         DEFAULTS.max_retries + 1,
-        RETRY_BUDGET_MESSAGE,
+        retry_closing("search", DEFAULTS.max_retries + 1),
     ),
     Case(
         "offline-transient-forever-huge-budget",

@@ -26,7 +26,6 @@ from langgraph.errors import GraphRecursionError
 from stop_on_artifact.testing import (
     ANSWER_SEPARATOR,
     MODEL_CALL_LIMIT_MESSAGE,
-    RETRY_BUDGET_MESSAGE,
     ScriptedChatModel,
     tool_call,
 )
@@ -35,6 +34,7 @@ from agent.context import Context
 from agent.models import load_model
 from agent.tools import TOOLS
 from client.scenarios import GRAPHS
+from tests.support.closing import retry_closing
 from tests.support.graph_runs import Observed, build, run
 
 FRESH_CALLS_MODEL = "scripted:fresh-calls"
@@ -148,7 +148,8 @@ async def test_transient_forever_ends_on_the_retry_budget(graph_name: str, stop_
     context = {"force_outcome": "retryable", "stop_mode": stop_mode}
     observed = await run(build(graph_name), "How does a checkpointer work?", context)
 
-    assert_clean_end(observed, "retry_budget", RETRY_BUDGET_MESSAGE)
+    closing = retry_closing("search", DEFAULTS.max_retries + 1)  # the one part, tried each time
+    assert_clean_end(observed, "retry_budget", closing)
     # Default budget: max_retries transient outcomes allowed, the next one stops.
     assert observed.model_calls == DEFAULTS.max_retries + 1
     assert len(observed.events) == DEFAULTS.max_retries + 1

@@ -14,6 +14,7 @@ from stop_on_artifact._decision import is_hard_stop
 from stop_on_artifact._turn import scan_turn
 
 from agent.context import Context
+from tests.support.closing import retry_closing
 
 
 def step(*results: tuple[str, Any] | tuple[str, Any, str], history: int = 0) -> list[BaseMessage]:
@@ -370,7 +371,7 @@ def test_earlier_steps_of_the_turn_count_and_a_retry_budget_closes_the_answer() 
             "page a",
             "**Not done: part 2 of 2 (`search`)**: it failed for a reason that may pass (a "
             "timeout or a busy service), so it was not completed. Ask again to retry.",
-            soa_testing.RETRY_BUDGET_MESSAGE,
+            retry_closing("search", 2, "part 2 of 2"),
         ]
     )
 
@@ -411,7 +412,7 @@ def test_retry_budget_reads_state_not_artifact(mode: str) -> None:
     assert decision["answer_from"] == []
     assert decision["unsettled"] == ["c0"]  # h1 retried h0, c0 (other words) retried h1
     answer = stopping.final_text(decision, step(("t", stopping.transient()), history=2))
-    assert answer.split(SEP)[-1] == soa_testing.RETRY_BUDGET_MESSAGE
+    assert answer.split(SEP)[-1] == retry_closing("search", 3)
     assert [part.split("**")[1] for part in answer.split(SEP)[:-1]] == [
         "Not done: this request (`search`)",
     ]

@@ -11,7 +11,7 @@ from agent import question
 from agent.models import OfflineChatModel, parse_buy
 from agent.question import MAX_PARTS, TOO_MANY, UNCLEAR_TITLE, amount, read_question
 from agent.tools import TOOLS
-from agent.tools.checkout import checkout
+from agent.tools.checkout import CURRENCY_MESSAGE, checkout
 from agent.tools.search import knowledge_base, lookup, topic_index
 from bench.queries import load
 from tests.support.graph_runs import build, run
@@ -624,3 +624,70 @@ def test_a_span_tells_as_its_part_would(text: str) -> None:
             assert piece.tells(low, high) == question._tells(
                 piece, low, high, piece.slice(low, high)
             ), (low, high)
+
+
+# ---------------------------------------------------------------------------------------
+# Money in another currency (#63): read with its currency, named, never charged as dollars.
+
+
+@pytest.mark.parametrize(
+    ("question", "value", "currency"),
+    [
+        ("achète une chaise pour 45 euros", 45.0, "EUR"),
+        ("buy a chair for €45", 45.0, "EUR"),
+        ("buy a chair for 45€", 45.0, "EUR"),
+        ("buy a chair for EUR 45", 45.0, "EUR"),
+        ("buy a chair for £4,50", 4.5, "GBP"),
+        ("kaufe einen Stuhl für 45 Pfund", 45.0, "GBP"),
+        ("buy 3 coffees for 4.50 euros each", 13.5, "EUR"),
+        ("achète une chaise pour 45", 45.0, "USD"),
+        ("compra una silla por 45 dólares", 45.0, "USD"),  # another language, dollars
+        ("buy a chair for $45", 45.0, "USD"),
+    ],
+)
+def test_a_price_is_read_with_its_currency(question: str, value: float, currency: str) -> None:
+    (part,) = read_question(question, ["checkout", "search"]).parts
+    assert (part.kind, part.problem, part.amount, part.currency) == (
+        "purchase",
+        None,
+        value,
+        currency,
+    )
+    (call,) = reply(question).tool_calls
+    assert call["args"].get("currency", "USD") == currency  # dollars are the default
+
+
+async def test_a_price_in_euros_is_named_and_not_charged(graph_name: str) -> None:
+    context = {"force_outcome": "success", "spend_cap": 10}  # the cap is in dollars: not read
+    observed = await run(build(graph_name), "achète une chaise pour 45 euros", context)
+    assert observed.decision is not None and observed.decision["rule"] == "fatal"
+    assert observed.answer.content == (
+        "**Not purchased: une chaise (45.00 euros)**\n\n"
+        + CURRENCY_MESSAGE.format(currency="euros")
+    )
+    (result,) = [m for m in observed.messages if isinstance(m, ToolMessage)]
+    assert result.artifact["cause"] == "currency" and "order_id" not in result.artifact
+
+
+async def test_without_a_currency_the_same_words_charge_dollars(graph_name: str) -> None:
+    observed = await run(
+        build(graph_name), "achète une chaise pour 45", {"force_outcome": "success"}
+    )
+    assert observed.decision is not None and observed.decision["rule"] == "completed"
+    assert "| une chaise | \\$45.00 |" in str(observed.answer.content)
+
+
+def test_a_code_the_shop_has_no_name_for_is_named_as_given() -> None:
+    args = {"item": "a chair", "amount": 45.0, "currency": "SEK", "messages": []}
+    result = checkout.invoke({"type": "tool_call", "name": "checkout", "id": "c1", "args": args})
+    text, artifact = str(result.content), result.artifact
+    assert text.startswith("**Not purchased: a chair (45.00 SEK)**")
+    assert CURRENCY_MESSAGE.format(currency="SEK") in text
+    assert artifact["reason"] == "fatal" and artifact["currency"] == "SEK"
+
+
+def test_a_refusal_example_uses_the_persons_own_amount() -> None:
+    assert "for example “buy a chair for 45”" in unclear("buy a chair for 45 bananas")
+    assert "for example “buy 3 coffees for 4.50 each”" in unclear("buy coffees for 4.50 each")
+    understood = unclear("buy a chair for 45 euros and a mouse")
+    assert "1. Understood: buy “a chair” for 45.00 euros." in understood

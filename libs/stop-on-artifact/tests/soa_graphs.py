@@ -356,3 +356,10 @@ async def ask(kind: str, tool: BaseTool, question: str) -> dict[str, Any]:
 def tool_messages(result: dict[str, Any]) -> list[ToolMessage]:
     """The ToolMessages of a result."""
     return [m for m in result["messages"] if isinstance(m, ToolMessage)]
+
+
+def retry_line(tool: str, tries: int, where: str = "this request") -> str:
+    """The default closing line of a spent retry budget for one part, as the answer says it."""
+    from stop_on_artifact.testing import RETRY_BUDGET_MESSAGE
+
+    return RETRY_BUDGET_MESSAGE.format(where=where, tool=tool, tries=tries)

@@ -28,7 +28,7 @@ from langchain_core.messages import (
 )
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
-from soa_graphs import CLOSING, build, deep, model_calls, modes, needs_langchain, user
+from soa_graphs import CLOSING, build, deep, model_calls, modes, needs_langchain, retry_line, user
 from soa_graphs import invoke as run
 from stop_on_artifact import (
     InvalidArtifactError,
@@ -43,7 +43,6 @@ from stop_on_artifact import (
 from stop_on_artifact._turn import scan_turn
 from stop_on_artifact.messages import turn_results
 from stop_on_artifact.testing import (
-    RETRY_BUDGET_MESSAGE,
     ScriptedChatModel,
     assert_model_calls,
     assert_stopped,
@@ -251,7 +250,7 @@ async def test_the_step_limit_ends_the_turn_with_the_closing_line(
     assert_stopped(result, "retry_budget" if fits else "step_limit")
     answer = result["messages"][-1].content
     assert answer.startswith("**Not done: this request (`search`)**")
-    assert (RETRY_BUDGET_MESSAGE if fits else CLOSING) in answer
+    assert (retry_line("search", 3) if fits else CLOSING) in answer
     assert ("raise recursion_limit" in caplog.text) is not fits  # named in the log when it ends
 
 

@@ -30,6 +30,7 @@ from soa_graphs import (
     forced_result,
     has_middleware,
     model_calls,
+    retry_line,
     stop_decision,
     user,
 )
@@ -180,7 +181,7 @@ def check(scenario: Scenario, result: Mapping[str, Any]) -> None:
     assert_model_calls(result, scenario.calls)
     answer = result["messages"][-1].content
     if scenario.answer == RETRY_BUDGET_MESSAGE:
-        assert answer.endswith(ANSWER_SEPARATOR + RETRY_BUDGET_MESSAGE)
+        assert answer.endswith(ANSWER_SEPARATOR + retry_line("search", 2))
     else:
         assert answer == scenario.answer
     if scenario.hard:

@@ -15,6 +15,7 @@ from soa_graphs import (
     build,
     forced_result,
     model_calls,
+    retry_line,
     stop_decision,
     user,
 )
@@ -22,7 +23,6 @@ from stop_on_artifact import StopSettings
 from stop_on_artifact._decision import (
     ANSWER_SEPARATOR,
     MODEL_CALL_LIMIT_MESSAGE,
-    RETRY_BUDGET_MESSAGE,
 )
 from stop_on_artifact.testing import (
     ScriptedChatModel,
@@ -80,7 +80,8 @@ def test_the_retry_budget_and_the_model_call_cap_stop_with_their_text(kind: str)
     spent = agent(kind, "transient", max_retries=1).invoke(user("store"))
     assert_stopped(spent, "retry_budget")
     assert_answer_is_settled_content(spent)
-    assert spent["messages"][-1].content.endswith(ANSWER_SEPARATOR + RETRY_BUDGET_MESSAGE)
+    closing = retry_line("search", 2)  # its part, named, tried twice
+    assert spent["messages"][-1].content.endswith(ANSWER_SEPARATOR + closing)
     assert spent["messages"][-1].content.startswith("**Not done: this request (`search`)**")
     assert stop_decision(spent)["unsettled"] == [spent["messages"][-2].tool_call_id]
     assert_model_calls(spent, 2)

@@ -245,7 +245,9 @@ def test_the_source_stays_small_with_no_import_circle() -> None:
     # One engine both doors hold (#62): each door's own typed constructor, a Command through
     # the gate and the router: 4,085; a smaller face (63 -> 42 names), private docstrings cut
     # to a line, one approval mark for a ToolMessage or a Command: 3,907.
-    assert sum(sizes.values()) <= 3907, sizes
+    # #63: a spent retry budget's closing line names each part left timing out, its place
+    # and tool and its tries, a template checked as not_done_message is: +44.
+    assert sum(sizes.values()) <= 3955, sizes
     assert max(sizes.values()) <= 400, sizes
     assert {name for name in modules if not name.startswith("_")} == {"messages", "testing"}
     graph = {

@@ -230,7 +230,8 @@ def oracle(steps: Sequence[Sequence[Call]]) -> list[Part]:
 
 def expected_answer(parts: Sequence[Part], rule: str) -> list[str]:
     """How each text of the answer starts, by the oracle: a settled part's content, an
-    unsettled part's generic not-done line (its place and tool), then a closing line."""
+    unsettled part's generic not-done line (its place and tool), then a closing line: a
+    spent retry budget's names each part left timing out by its place and its call."""
     texts: list[str] = []
     for number, part in enumerate(parts, start=1):
         if part.settled:
@@ -238,9 +239,16 @@ def expected_answer(parts: Sequence[Part], rule: str) -> list[str]:
             continue
         where = f"part {number} of {len(parts)}" if len(parts) > 1 else "this request"
         texts.append(f"**Not done: {where} (`{part.latest.name}`)**")
-    closing = {"retry_budget": RETRY_BUDGET_MESSAGE, "model_call_limit": MODEL_CALL_LIMIT_MESSAGE}
-    if rule in closing:
-        texts.append(closing[rule])
+    if rule == "model_call_limit":
+        texts.append(MODEL_CALL_LIMIT_MESSAGE)
+    if rule == "retry_budget":
+        spent = [
+            (f"part {n} of {len(parts)}" if len(parts) > 1 else "this request", part.latest.name)
+            for n, part in enumerate(parts, start=1)
+            if not part.settled and part.latest.outcome == "transient"
+        ]
+        opening = RETRY_BUDGET_MESSAGE.split("{where}")[0]
+        texts += [f"{opening}{where} (`{name}`)**" for where, name in spent] or [opening]
     return texts
 
 
@@ -526,7 +534,7 @@ def test_reworded_retries_that_keep_timing_out_are_one_part_not_done(kind: str) 
         [
             "**Not done: this request (`search`)**: it failed for a reason that may pass "
             "(a timeout or a busy service), so it was not completed. Ask again to retry.",
-            RETRY_BUDGET_MESSAGE,
+            RETRY_BUDGET_MESSAGE.format(where="this request", tool="search", tries=3),
         ]
     )
     assert stop_decision(result)["tool_call_id"] == decision["unsettled"][0]

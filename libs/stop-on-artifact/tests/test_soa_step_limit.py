@@ -28,17 +28,26 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
-from soa_graphs import CLOSING, build, invoke, model_calls, modes, needs_langchain, noop_hooks, user
+from soa_graphs import (
+    CLOSING,
+    build,
+    invoke,
+    model_calls,
+    modes,
+    needs_langchain,
+    noop_hooks,
+    retry_line,
+    user,
+)
 from stop_on_artifact.testing import (
     MODEL_CALL_LIMIT_MESSAGE,
-    RETRY_BUDGET_MESSAGE,
     ScriptedChatModel,
     assert_stopped,
     call_then_answer,
     forced_tool,
 )
 
-CLOSING_OF = {"retry_budget": RETRY_BUDGET_MESSAGE, "model_call_limit": MODEL_CALL_LIMIT_MESSAGE}
+CLOSING_OF = {"model_call_limit": MODEL_CALL_LIMIT_MESSAGE}
 CLOSING_OF["step_limit"] = MODEL_CALL_LIMIT_MESSAGE  # the same closing line, named in the log
 GENEROUS = {"max_retries": 50, "max_model_calls": 50}
 
@@ -135,7 +144,8 @@ def assert_ended(result: Any, rule: str, calls: int) -> None:
     assert reasons == ["transient"] * calls
     answer = result["messages"][-1].content
     assert answer.startswith("**Not done: this request (`search`)**")
-    assert answer.endswith(CLOSING_OF[rule])
+    closing = CLOSING_OF.get(rule) or retry_line("search", calls)
+    assert answer.endswith(closing)
     assert (CLOSING in answer) is (rule != "retry_budget")
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from soa_graphs import build, user
+from soa_graphs import build, retry_line, user
 from stop_on_artifact import StopRouter, StopSettings, completed, decide, final_text, transient
 from stop_on_artifact._decision import (
     ANSWER_SEPARATOR,
@@ -120,6 +120,27 @@ def test_a_template_may_use_only_its_own_placeholders(template: str) -> None:
     assert template not in str(caught.value)
 
 
+@pytest.mark.parametrize("template", ["{where} {why}", "{tries:>3}", "{tool!r}", "a { brace"])
+def test_the_retry_budget_line_may_use_only_its_own_placeholders(template: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        StopRouter(retry_budget_message=template)
+    assert "retry_budget_message" in str(caught.value)
+    assert template not in str(caught.value)
+    StopRouter(retry_budget_message="{where} {tool} {tries} {{literal}}")
+
+
+def test_a_spent_budget_names_the_part_it_stopped_retrying() -> None:
+    messages = two_parts_one_spent()
+    decision = decide(messages, StopSettings())
+    closing = final_text(decision, messages).split(ANSWER_SEPARATOR)[-1]
+    assert closing == (  # named as its not-done line names it: never its arguments
+        "**Stopped retrying part 2 of 2 (`buy`)**: tried 4×, the service is still unavailable. "
+        "Please try again in a few minutes."
+    )
+    mine = "{tool} {where}: {tries}"
+    assert final_text(decision, messages, retry_budget_message=mine).endswith("buy part 2 of 2: 4")
+
+
 def test_texts_are_not_settings() -> None:
     with pytest.raises(ValueError, match="texts"):
         StopSettings(texts={"retry_budget": "x"})  # type: ignore[call-arg]
@@ -152,7 +173,7 @@ def test_the_hand_built_graph_answers_in_the_teams_language() -> None:
         ["**Sin hacer: `search`**: pídelo de nuevo.", SPANISH["retry_budget_message"]]
     )
     plain = build("router", model, tools, max_retries=0).invoke(user("q"))["messages"][-1]
-    assert plain.content.endswith(ANSWER_SEPARATOR + RETRY_BUDGET_MESSAGE)
+    assert plain.content.endswith(ANSWER_SEPARATOR + retry_line("search", 1))
 
 
 def test_the_middleware_answers_in_the_teams_language() -> None:

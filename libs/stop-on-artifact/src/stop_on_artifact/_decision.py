@@ -9,9 +9,10 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NotRequired, cast
 
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from typing_extensions import TypedDict
 
+from stop_on_artifact import _turn
 from stop_on_artifact._artifact import NOT_DONE_FIELD, Reason
 from stop_on_artifact._saving import Saving
 from stop_on_artifact._settings import StopSettings
@@ -33,9 +34,11 @@ _PRIORITY = {"policy_block": 0, "fatal": 1, "completed": 2}
 ANSWER_SEPARATOR = "\n\n---\n\n"
 """Between the parts of a hard stop's answer: a Markdown horizontal rule."""
 RETRY_BUDGET_MESSAGE = (
-    "The service is still unavailable after several attempts, so I stopped retrying. "
-    "Please try again in a few minutes."
+    "**Stopped retrying {where} (`{tool}`)**: tried {tries}×, the service is still "
+    "unavailable. Please try again in a few minutes."
 )
+"""A spent retry budget's closing line per part still timing out: `{where}` (`part 1 of 2`,
+`this request`), `{tool}` and `{tries}`, named as the not-done line names it (no arguments)."""
 MODEL_CALL_LIMIT_MESSAGE = (
     "I could not finish this request within the allowed number of steps, so I stopped "
     "here. Please narrow the question and try again."
@@ -258,7 +261,8 @@ def final_text(
     Args:
         decision: A hard stop's decision.
         messages: The thread the decision read.
-        retry_budget_message: The closing line when the retry budget is spent.
+        retry_budget_message: The closing line when the retry budget is spent, once per
+            part still timing out (`{where}`, `{tool}`, `{tries}`).
         model_call_limit_message: The closing line when the model-call cap ends the run.
         not_done_message: The line of a part left undone unless its tool wrote `not_done`.
 
@@ -306,7 +310,10 @@ def final_content(
     lines: list[str] = []
     content: list[dict[str, Any]] = []
     asked = dict.fromkeys([*listed, *(part.call_id for part in bad)])
-    for call_id in sorted(asked, key=position.__getitem__):
+    order = sorted(asked, key=position.__getitem__)
+    where = dict.fromkeys(order, "this request")
+    where.update((i, f"part {position[i] + 1} of {len(parts)}") for i in order if len(parts) > 1)
+    for call_id in order:
         part = parts[position[call_id]]
         if call_id in answer_from and part.message is None:
             msg = "a call listed in answer_from has no ToolMessage this turn"
@@ -314,16 +321,16 @@ def final_content(
         if call_id in answer_from and part.message is not None:
             line, blocks = message_text(part.message), part.message.content
         else:
-            where = f"part {position[call_id] + 1} of {len(parts)}" if len(parts) > 1 else ""
-            line, blocks = _not_done(where or "this request", part, not_done_message), []
+            line, blocks = _not_done(where[call_id], part, not_done_message), []
         if line not in lines:
             _say(content, lines, line)
         blocks = blocks if isinstance(blocks, list) else []
         content += [b for b in blocks if isinstance(b, dict) and b.get("type") != "text"]
-    closing = {"retry_budget": retry_budget_message, "model_call_limit": model_call_limit_message}
-    closing["step_limit"] = model_call_limit_message
-    if decision["rule"] in closing:
-        _say(content, lines, closing[str(decision["rule"])])
+    if decision["rule"] == "retry_budget":
+        for line in _spent(decision, parts, where, asked_here, retry_budget_message):
+            _say(content, lines, line)
+    elif decision["rule"] in ("model_call_limit", "step_limit"):
+        _say(content, lines, model_call_limit_message)
     if not lines:
         msg = f"a stop on rule {decision['rule']!r} has nothing to answer with"
         raise LookupError(msg)
@@ -341,6 +348,34 @@ def _say(content: list[dict[str, Any]], lines: list[str], line: str) -> None:
         content.append({"type": "text", "text": text})
 
 
+def _spent(
+    decision: Mapping[str, object],
+    parts: Sequence[Part],
+    where: Mapping[str, str],
+    turn: Sequence[BaseMessage],
+    template: str,
+) -> list[str]:
+    """A spent retry budget's closing lines: one per part left timing out, named."""
+    listed = [p for p in parts if p.call_id in where]
+    spent = [p for p in listed if not p.settled and p.verdict and p.verdict.rule == "transient"]
+    args = {str(c.get("id")): c.get("args") for m in turn for c in _turn.tool_calls(m)}
+    lines: list[str] = []
+    for part in spent or [p for p in listed if p.call_id == decision.get("tool_call_id")]:
+        alone = sum(p.name == part.name for p in parts) == 1  # else: its calls, its arguments
+        mine = [m for m in turn if isinstance(m, ToolMessage) and m.name == part.name]
+        mine = [m for m in mine if alone or args.get(m.tool_call_id) == part.args]
+        n = sum(1 + _turn.in_place_retries(m) for m in mine if _turn.judge(m).rule == "transient")
+        line = template.format(where=where[part.call_id], tool=_name(part.name), tries=max(n, 1))
+        if line not in lines:
+            lines.append(line)
+    name = _name(str(decision.get("tool") or ""))  # else the call is gone: its tool
+    return lines or [template.format(where="this request", tool=name, tries=1)]
+
+
+def _name(name: str) -> str:
+    return "".join(char for char in name[:64] if char in _NAME_CHARS) or "tool"
+
+
 def _not_done(where: str, part: Part, template: str) -> str:
     verdict = part.verdict
     written = verdict.artifact.get(NOT_DONE_FIELD) if verdict and verdict.artifact else None
@@ -352,8 +387,7 @@ def _not_done(where: str, part: Part, template: str) -> str:
         named = ", ".join(f"{key}={value!r}" for key, value in args.items()).replace("`", "'")
         named = named if len(named) <= 80 else f"{named[:79]}…"
         why = f"the call{f' `{named}`' if named else ''} ended with an error"
-    name = "".join(char for char in part.name[:64] if char in _NAME_CHARS) or "tool"
-    return template.format(where=where, tool=name, why=why)
+    return template.format(where=where, tool=_name(part.name), why=why)
 
 
 def _ids(value: object) -> list[str]:

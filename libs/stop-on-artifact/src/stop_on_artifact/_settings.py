@@ -169,15 +169,29 @@ def settings_from_arguments(
 
 
 def check_texts(**texts: str) -> None:
-    """Check a constructor's texts (naming, never quoting them): `not_done_message`'s fields."""
+    """Check a constructor's texts: non-empty strings, each template's own placeholders.
+
+    `not_done_message` may use `{where}`, `{tool}`, `{why}`; `retry_budget_message`
+    `{where}`, `{tool}`, `{tries}`; a literal brace is written doubled.
+
+    Raises:
+        ValueError: Naming the argument, never quoting it.
+    """
     for name, value in texts.items():
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"{name} must be a non-empty string")
-    try:
-        fields = list(Formatter().parse(texts.get("not_done_message", "")))
-    except ValueError:
-        fields = [("", "?", "", None)]  # unbalanced braces
-    if any(
-        f is not None and (f not in {"where", "tool", "why"} or s or c) for _, f, s, c in fields
-    ):
-        raise ValueError("not_done_message may use only the placeholders {where}, {tool} and {why}")
+    for name, allowed in PLACEHOLDERS.items():
+        try:
+            fields = list(Formatter().parse(texts.get(name, "")))
+        except ValueError:
+            fields = [("", "?", "", None)]  # unbalanced braces
+        if any(f is not None and (f not in allowed or s or c) for _, f, s, c in fields):
+            names = ", ".join(f"{{{field}}}" for field in allowed)
+            raise ValueError(f"{name} may use only the placeholders {names}")
+
+
+PLACEHOLDERS = {
+    "not_done_message": ("where", "tool", "why"),
+    "retry_budget_message": ("where", "tool", "tries"),
+}
+"""The placeholders each template text may use, as `str.format` fields with no spec."""
