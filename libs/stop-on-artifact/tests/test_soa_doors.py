@@ -21,6 +21,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 from soa_graphs import hand_built, loop_graph, modes, needs_langchain, user
 from stop_on_artifact import (
@@ -246,6 +247,53 @@ async def test_a_command_result_in_a_hand_built_graph_keeps_the_middlewares_prom
     assert decision.get("approval") == "approved" and decision.get("in_place_retries") == 1
     assert len(said) == 2 and pending_approval(graph, config) is None
     assert_model_calls(paid, 1)
+
+
+@modes
+async def test_in_a_hand_built_graph_an_approval_holds_for_its_retry_with_no_context(
+    mode: str,
+) -> None:
+    """The README's context-read mode, a resume with no context, a transient then completed."""
+    attempts: list[float] = []
+
+    @tool(response_format="content_and_artifact")
+    def checkout(amount: float) -> tuple[str, dict[str, object]]:
+        """Pay for the order."""
+        attempts.append(amount)
+        if len(attempts) == 1:
+            return "The payment service timed out.", transient()
+        return f"Paid {amount:.2f}.", completed()
+
+    @tool_policy("spend_cap", tools={"checkout"}, on_block=lambda context: context["on_block"])
+    def spend_cap(call: Any, context: Any) -> Block | None:
+        if float(call["args"]["amount"]) <= 500:
+            return None
+        return Block(refusal="Above the 500 limit: not paid.", description="Pay above 500?")
+
+    gate, router = PolicyGate(policies=[spend_cap]), StopRouter()
+    model = ScriptedChatModel(script=call_then_answer("checkout"))
+
+    def agent(state: GatedState, runtime: Runtime[Any]) -> dict[str, Any]:
+        reply = router.bind_model(model, [checkout], state).invoke(state["messages"])
+        screened = gate.record(reply, state["messages"], runtime.context)
+        return {"messages": [reply], **router.turn_update(state), **screened}
+
+    def tools(state: GatedState) -> dict[str, Any]:
+        def run_calls(calls: list[Any]) -> list[Any]:
+            return [checkout.invoke({**call, "type": "tool_call"}) for call in calls]
+
+        new = gate.run(state, run_calls)
+        return {"messages": new, **router.after_tools(state, new)}
+
+    graph = loop_graph(GatedState, agent, tools, router, checkpointer=InMemorySaver())
+    config: dict[str, Any] = {"configurable": {"thread_id": f"hand-retry-{mode}"}}
+    await run(graph, user("900"), mode, config, context={"on_block": "ask"})
+    assert pending_approval(graph, config) is not None
+    paid = await run(graph, approve(), mode, config)  # no context; the retry is the same call
+    assert paid["messages"][-1].content == "Paid 900.00."
+    assert attempts == [900.0, 900.0] and pending_approval(graph, config) is None
+    decision = assert_stopped(paid, "completed")
+    assert decision.get("approval") == "approved"
 
 
 @needs_langchain
