@@ -24,7 +24,7 @@ from langchain_core.messages.ai import UsageMetadata
 from stop_on_artifact._artifact import completed
 from stop_on_artifact._decision import ALWAYS_HARD, decide_turn, final_text
 from stop_on_artifact._settings import StopSettings
-from stop_on_artifact._turn import asks, scan_turn, tool_calls
+from stop_on_artifact._turn import asks, scan_turn, tool_calls, turn_start
 
 __all__ = ["Conversation", "Report", "TurnOutcome", "read_jsonl", "stops", "whatif"]
 
@@ -154,15 +154,14 @@ def read_langsmith(project: str, client: Any = None) -> list[Conversation]:
     """Read a LangSmith project's traces: each root run's model and tool children, in order.
 
     Args:
-        project: The project's name.
+        project: The project's name. A trace is a turn: the history before it is context.
         client: A `langsmith.Client` (else one from the environment; the `[whatif]` extra).
     """
-    from langchain_core.load import load  # noqa: PLC0415
 
-    if client is None:
-        import langsmith  # noqa: PLC0415
+    def load(value: Any) -> Any:  # a serialized message's fields: no object built from them
+        return value["kwargs"] if isinstance(value, dict) and value.get("lc") == 1 else value
 
-        client = langsmith.Client()
+    client = client or importlib.import_module("langsmith").Client()
     traces: dict[str, list[Any]] = {}
     for run in client.list_runs(project_name=project):
         traces.setdefault(str(run.trace_id), []).append(run)
@@ -171,7 +170,8 @@ def read_langsmith(project: str, client: Any = None) -> list[Conversation]:
         runs.sort(key=lambda r: str(r.dotted_order or r.start_time))
         llms = [r for r in runs if r.run_type == "llm"]
         sent = ((llms[0].inputs or {}).get("messages") or [[]]) if llms else [[]]
-        messages = to_messages([load(m) for m in (sent[0] if isinstance(sent[0], list) else sent)])
+        sent = to_messages([load(m) for m in (sent[0] if isinstance(sent[0], list) else sent)])
+        messages = sent[max(turn_start(sent) - 1, 0) :]  # the trace's turn; before it, context
         for run in (r for r in runs if r.run_type in ("llm", "tool")):
             out = run.outputs or {}
             if run.run_type == "llm" and (got := (out.get("generations") or [[{}]])[0][0]):
@@ -324,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             conversations = read_threads(args.source)
         else:
             conversations = read_jsonl(args.source)
-    except (ValueError, OSError) as error:
+    except Exception as error:  # noqa: BLE001  a reader's failure is named, never a traceback
         parser.error(f"{args.source}: {error.strerror if isinstance(error, OSError) else error}")
     if args.stops is not None:
         names = [n.strip() for n in args.stops.split(",") if n.strip()]
