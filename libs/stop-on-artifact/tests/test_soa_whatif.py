@@ -356,3 +356,28 @@ def test_to_messages_reads_usage_in_both_shapes() -> None:
     assert isinstance(openai, AIMessage) and isinstance(lc, AIMessage)
     assert openai.usage_metadata == {"input_tokens": 3, "output_tokens": 4, "total_tokens": 7}
     assert lc.usage_metadata == {"input_tokens": 5, "output_tokens": 6, "total_tokens": 11}
+
+
+def test_the_page_commands_print_what_it_shows_and_draw_its_chart(tmp_path: Path) -> None:
+    """docs/whatif.md: each command followed by its output runs as printed, in a copy."""
+    page = (LIBRARY / "docs" / "whatif.md").read_text("utf-8")
+    shown = re.findall(
+        r"```bash\n(python -m stop_on_artifact\.whatif [^\n]*)\n```\n\n```text\n(.*?)```",
+        page,
+        re.S,
+    )
+    assert shown, "the page shows a command and its output"
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / EXAMPLE.name).write_text(EXAMPLE.read_text("utf-8"), "utf-8")
+    for command, output in shown:
+        args = command.split()[3:]
+        done = subprocess.run(
+            [sys.executable, "-m", "stop_on_artifact.whatif", *args],
+            capture_output=True, text=True, check=False, timeout=120, cwd=tmp_path,
+            env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == output, command
+    chart = (LIBRARY / "docs" / "whatif-example.svg").read_text("utf-8")
+    assert (tmp_path / "whatif-example.svg").read_text("utf-8") == chart
+    assert "![Model calls saved and turns cut, per tool](whatif-example.svg)" in page

@@ -276,7 +276,7 @@ def table(report: Report) -> str:
     saved, made, cut = data["model_calls_saved"], data["model_calls"], len(data["cut"])
     tokens = f"{data['input_tokens_saved']} in, {data['output_tokens_saved']} out"
     lines.append(f"{data['traces']} traces, {data['turns']} turns: {saved} of {made} model calls")
-    lines.append(f"saved ({tokens} tokens, ${data['dollars_saved']:.4f}); {cut} traces cut")
+    lines.append(f"saved ({tokens} tokens, ${data['dollars_saved']:.4f}); traces with a cut: {cut}")
     for name, row in sorted(data["tools"].items()):
         ended, saved, cut = row["ended"], row["model_calls_saved"], row["cut"]
         lines.append(f"  {name}: ended {ended} turns, saved {saved} calls, cut {cut}")
