@@ -381,3 +381,50 @@ def test_the_page_commands_print_what_it_shows_and_draw_its_chart(tmp_path: Path
     chart = (LIBRARY / "docs" / "whatif-example.svg").read_text("utf-8")
     assert (tmp_path / "whatif-example.svg").read_text("utf-8") == chart
     assert "![Model calls saved and turns cut, per tool](whatif-example.svg)" in page
+
+
+class ThreadsSide(BaseHTTPRequestHandler):
+    """`POST /threads/search` as a LangGraph server answers it, over `server.threads`."""
+
+    server: Any
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        assert self.path == "/threads/search"
+        page = self.server.threads[body["offset"] : body["offset"] + body["limit"]]
+        data = json.dumps(page).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def test_a_server_s_threads_are_read_page_by_page() -> None:
+    """`read_threads` through `langgraph_sdk` against a stand-in (no `langgraph dev` here)."""
+    pytest.importorskip("langgraph_sdk")
+    from stop_on_artifact.whatif import read_threads
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ThreadsSide)
+    messages = [
+        HumanMessage("Refund A-7."),
+        AIMessage("", tool_calls=[{"name": "refund", "args": {}, "id": "c1"}]),
+        ToolMessage("Refunded.", tool_call_id="c1", name="refund"),
+        AIMessage("Done."),
+    ]
+    values = {"messages": [dumpd_dict(m) for m in messages]}
+    server.threads = [  # type: ignore[attr-defined]
+        {"thread_id": f"t{n}", "values": values if n != 3 else {}} for n in range(130)
+    ]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        found = read_threads(f"http://127.0.0.1:{server.server_address[1]}")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(found) == 129 and found[0].id == "t0"  # two pages; the empty thread left out
+    data = whatif(found, stops(["refund"])).as_dict()
+    assert (data["traces"], data["model_calls"], data["model_calls_saved"]) == (129, 258, 129)
