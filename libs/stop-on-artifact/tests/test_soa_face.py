@@ -8,10 +8,12 @@ from pathlib import Path
 import stop_on_artifact
 import stop_on_artifact.messages
 import stop_on_artifact.testing
+import stop_on_artifact.whatif
 
 LIBRARY = Path(__file__).resolve().parents[1]
 MAX_PUBLIC = 45  # issue #62: 63 names before
-MODULES = (stop_on_artifact, stop_on_artifact.messages, stop_on_artifact.testing)
+MODULES = (stop_on_artifact, stop_on_artifact.messages, stop_on_artifact.testing,
+           stop_on_artifact.whatif)  # fmt: skip
 
 
 def public() -> list[str]:

@@ -34,7 +34,7 @@ LIBRARY = Path(__file__).resolve().parents[1]
 MKDOCS = LIBRARY / "mkdocs.yml"
 REFERENCE = LIBRARY / "docs" / "reference"
 PACKAGE = LIBRARY / "src" / "stop_on_artifact"
-MODULES = ("testing", "messages")  # one page each, listing its __all__
+MODULES = ("testing", "messages", "whatif")  # one page each, listing its __all__
 # the [langchain] extra's modules
 NEEDS_LANGCHAIN = {"_middleware", "_policy_middleware", "_structured"}
 RST = re.compile(r":[a-z]+:`|(?<!`)``(?!`)")  # a role, or a literal's double backticks (no fence)
