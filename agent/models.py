@@ -84,6 +84,12 @@ def latest_tool_step(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
     return []
 
 
+def _text(message: BaseMessage) -> str:
+    """A message's text: ``.text`` is a property in langchain-core 1.x, a method in 0.3."""
+    text: Any = message.text
+    return str(text() if callable(text) else text)
+
+
 def _summary(content: str) -> str:
     """Shorten tool content into one readable line.
 
@@ -213,7 +219,7 @@ class OfflineChatModel(ScriptedChatModel):
         call_id = f"call_{len(messages)}_{{}}"
         last = messages[-1] if messages else None
         if names and isinstance(last, HumanMessage):
-            calls = self._first_calls(last.text, names)
+            calls = self._first_calls(_text(last), names)
             if isinstance(calls, str):
                 return AIMessage(content=calls)
             if calls:
@@ -285,7 +291,7 @@ class OfflineChatModel(ScriptedChatModel):
     def _answer(messages: Sequence[BaseMessage], step: Sequence[ToolMessage]) -> str:
         if not step:
             start = turn_start(messages)
-            question = messages[start - 1].text if start else ""
+            question = _text(messages[start - 1]) if start else ""
             return escape_math(
                 f"I could not look that up with a tool. You asked: {_summary(question)}"
             )
@@ -300,8 +306,8 @@ class OfflineChatModel(ScriptedChatModel):
                 if isinstance(line, str) and line.strip():
                     parts.append(_summary(line))
                 continue
-            parts.append(f"{result.name}: {_summary(result.text)}")
-        parts = parts or [f"{m.name}: {_summary(m.text)}" for m in step]
+            parts.append(f"{result.name}: {_summary(_text(result))}")
+        parts = parts or [f"{m.name}: {_summary(_text(m))}" for m in step]
         # The tools' content has its $ escaped already; escape_math leaves those as they are.
         return escape_math("Here is what I found. " + " | ".join(parts))
 

@@ -49,6 +49,7 @@ NOT_RUN: dict[str, str] = {
     "make prod PROD_PORT=8123": "as make prod, on another port",
     "make prod PROD_STATE=/srv/soa": "as make prod, with another state folder",
     'pip install "./libs/stop-on-artifact[langchain]"': "installs into the active environment",
+    'pip install "./libs/stop-on-artifact[mcp]"': "installs into the active environment",
     f"{CLIENT} check --url https://...": "https://... stands for your deployment",
     "export DATABASE_URL=postgresql://aegra:...@db-host:5432/aegra": "your database host",
     "export REDIS_URL=redis://:...@redis-host:6379/0 REDIS_BROKER_ENABLED=true": "your Redis",
