@@ -21,7 +21,7 @@ RELEASE = WORKFLOWS / "release.yml"
 ZIZMOR_CONFIG = ROOT / ".github" / "zizmor.yml"
 BIN = Path(sys.executable).parent
 RUN = ".tools/bin/uv run --frozen --no-sync"
-LIBRARY_TESTS = f"{RUN} pytest libs/stop-on-artifact/tests -q -n 2"
+LIBRARY_TESTS = "make -C libs/stop-on-artifact test"  # the library's own Makefile
 SHA_PIN = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 
 
@@ -84,7 +84,7 @@ def test_ci_runs_on_push_and_pull_request_with_read_only_contents() -> None:
 
 def test_ci_jobs_run_lint_test_and_the_library_on_three_pythons() -> None:
     jobs = _load(CI)["jobs"]
-    assert set(jobs) == {"lint", "library", "app"}
+    assert set(jobs) == {"lint", "library", "library-alone", "app"}
     assert "make lint" in _runs(jobs["lint"])
     assert "make test" in _runs(jobs["app"])
 
@@ -101,7 +101,11 @@ def test_ci_jobs_run_lint_test_and_the_library_on_three_pythons() -> None:
     ]
     assert setup_python[0]["with"]["python-version"] == "${{ matrix.python-version }}"
 
-    for name in ("lint", "app"):
+    # A copy of the library's folder alone, outside the repository, with its own commands.
+    alone = _runs(jobs["library-alone"])
+    assert 'cp -r libs/stop-on-artifact "$RUNNER_TEMP/stop-on-artifact"' in alone
+    assert "make install lint test build" in alone
+    for name in ("lint", "app", "library-alone"):
         versions = [
             step["with"]["python-version"]
             for step in jobs[name]["steps"]
