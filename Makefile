@@ -23,11 +23,15 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 # make dist: the library's wheel and sdist, and the clean venvs that run its suite from the wheel
 DIST := libs/stop-on-artifact/dist
-WHEEL_ENVS := lib-newest lib-legacy-0.6.6 lib-langchain-mcp
+# make dist runs them all; make test all but the floors (DIST_ONLY: 2 to 3 minutes each)
+WHEEL_ENVS := lib-newest lib-legacy-0.6.6 lib-langchain-mcp lib-floors lib-floors-deepagents lib-floors-langchain-mcp lib-floors-core
+DIST_ONLY := lib-floors lib-floors-deepagents lib-floors-langchain-mcp lib-floors-core
+# The library's own Makefile (libs/stop-on-artifact), run in .venv with this uv
+LIBRARY_MAKE := $(MAKE) --no-print-directory -C libs/stop-on-artifact UV=$(CURDIR)/$(UV)
 
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: help dev kb-mcp test dist dist-build unit lint format bench bench-agentdojo e2e compat report docs docs-build install clean prod prod-env prod-test prod-lock services
+.PHONY: help dev kb-mcp test dist dist-build unit lint format hooks bench bench-agentdojo e2e compat report docs docs-build install clean prod prod-env prod-test prod-lock services
 
 # The two a newcomer needs first, then the rest in file order; names padded to the longest.
 help: ## List the targets.
@@ -83,11 +87,11 @@ test: install prod-env ## The whole suite: unit, dev server, Aegra; the pins; th
 	@$(MAKE) --no-print-directory dist-build
 	@log=$$(mktemp); \
 	SOA_WHEEL="$$(ls $(DIST)/*.whl)" $(RUN) python -m tests.compat.run --only pins legacy-0.6.6 \
-		$(WHEEL_ENVS) > $$log 2>&1 & compat=$$!; \
+		$(filter-out $(DIST_ONLY),$(WHEEL_ENVS)) > $$log 2>&1 & compat=$$!; \
 	status=0; $(RUN) pytest -n $(TEST_WORKERS) --dist loadscope || status=$$?; \
 	wait $$compat || status=$$?; cat $$log; rm -f $$log; exit $$status
 
-dist: dist-build ## Build and check the library's wheel and sdist (libs/stop-on-artifact/dist), then run its suite from the wheel in clean venvs.
+dist: dist-build ## Build and check the library's wheel and sdist (libs/stop-on-artifact/dist), then run its suite from the wheel in clean venvs (newest, 0.6.6, its floors, langchain.mcp).
 	SOA_WHEEL="$$(ls $(DIST)/*.whl)" $(RUN) python -m tests.compat.run --only $(WHEEL_ENVS)
 
 dist-build: install
@@ -105,8 +109,12 @@ lint: install ## Ruff, mypy strict; the workflows against GitHub's schema and zi
 	$(RUN) ruff check agent client tests bench libs
 	$(RUN) ruff format --check agent client tests bench libs
 	$(RUN) mypy
+	$(LIBRARY_MAKE) lint
 	$(RUN) check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 	$(RUN) zizmor --offline .github/workflows/
+
+hooks: install ## Install the pre-commit hooks (the checks of make lint before each commit).
+	$(RUN) pre-commit install
 
 format: install ## Ruff's fixes and formatting.
 	$(RUN) ruff check --fix agent client tests bench libs

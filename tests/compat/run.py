@@ -13,6 +13,14 @@ Each environment is a throwaway virtualenv made with ``uv venv`` + ``uv pip inst
   lines before the blocks of the README and docs/ends.md name, on the newest releases;
   ``pip install libs/stop-on-artifact`` beside langgraph 0.6.6 and langchain-core 0.3.67, its
   declared lower bounds), running its own suite, ``libs/stop-on-artifact/tests``;
+- ``lib-floors``, ``lib-floors-deepagents``, ``lib-floors-langchain-mcp``, ``lib-floors-core``:
+  the library at its floors, as a user with old pins has it: the wheel with ``[langchain,mcp]``,
+  ``[deepagents]`` (whose floor needs a newer langchain), ``[langchain-mcp]`` (its MCP tests)
+  or no extra, and every requirement it declares given as a
+  direct one, installed with ``uv pip install --resolution lowest-direct``, so each dependency
+  is the lowest its specifier (and its neighbours') allows; then the library's suite.
+  Beforehand, the resolver must refuse each dependency below its floor (``name<floor``) beside
+  the wheel: the floors are declared, not only tested. ``make dist`` runs them;
 - ``lib-langchain-mcp``: the library with its ``[langchain-mcp]`` extra (langchain's own MCP
   client, ``langchain.mcp``: fastmcp 4 on mcp 2.x, which cannot share an environment with
   langchain-mcp-adapters and mcp 1.x), running the library's MCP, adopt and docs tests against
@@ -56,7 +64,8 @@ MATRIX = "tests/unit_tests/test_matrix.py"
 LIBRARY_SUITE = "libs/stop-on-artifact/tests"
 TEST_TOOLS = ("pytest>=8", "pytest-asyncio>=0.23", "hypothesis>=6")
 REPORTED = ("langgraph", "langchain", "langchain-core", "langgraph-prebuilt", "langchain-groq")
-REPORTED += ("stop-on-artifact", "mcp", "fastmcp", "langchain-mcp-adapters")
+REPORTED += ("stop-on-artifact", "mcp", "fastmcp", "langchain-mcp-adapters", "pydantic")
+REPORTED += ("typing-extensions", "deepagents")
 LIBRARY_TESTS = Path(LIBRARY_SUITE)
 MCP_SUITE = tuple(
     str(LIBRARY_TESTS / name)
@@ -95,6 +104,9 @@ class Environment:
     """Install the app too (``-e . --no-deps``); False: the library alone, as a user has it."""
     required: tuple[str, ...] = ()
     """Modules the tests need here (``COMPAT_REQUIRED``): a missing one fails, never skips."""
+    floors: tuple[str, ...] | None = None
+    """The library's extras installed at their floors (``--resolution lowest-direct``, each
+    declared requirement a direct one); None: a normal install."""
 
 
 ENVIRONMENTS = (
@@ -125,6 +137,41 @@ ENVIRONMENTS = (
         project_deps=False,
         tests=(LIBRARY_SUITE,),
         app=False,
+    ),
+    Environment(  # langchain 1.3.15, langchain-mcp-adapters 0.3.0, mcp 1.30
+        "lib-floors",
+        (),
+        project_deps=False,
+        tests=(LIBRARY_SUITE,),
+        app=False,
+        required=("langchain_mcp_adapters",),
+        floors=("langchain", "mcp"),
+    ),
+    Environment(  # deepagents 0.7.32, which needs langchain 1.4.7
+        "lib-floors-deepagents",
+        (),
+        project_deps=False,
+        tests=(LIBRARY_SUITE,),
+        app=False,
+        required=("deepagents",),
+        floors=("deepagents",),
+    ),
+    Environment(  # langchain[mcp] 1.5.0: langchain.mcp, fastmcp 4, mcp 2.x
+        "lib-floors-langchain-mcp",
+        (),
+        project_deps=False,
+        tests=MCP_SUITE,
+        app=False,
+        required=("fastmcp",),
+        floors=("langchain-mcp",),
+    ),
+    Environment(  # the core alone: langchain-core 0.3.67, langgraph 0.6.6, pydantic 2.7.4
+        "lib-floors-core",
+        (),
+        project_deps=False,
+        tests=(LIBRARY_SUITE,),
+        app=False,
+        floors=(),
     ),
     Environment(
         "lib-langchain-mcp",
@@ -168,8 +215,30 @@ def _name(requirement: str) -> str:
     return re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
 
 
+def declared(extras: tuple[str, ...]) -> list[str]:
+    """What the library's pyproject requires, with those extras: each one once."""
+    project = tomllib.loads((LIBRARY / "pyproject.toml").read_text("utf-8"))["project"]
+    found = list(project["dependencies"])
+    for extra in extras:
+        found += [r for r in project["optional-dependencies"][extra] if r not in found]
+    return found
+
+
+def extras(names: tuple[str, ...]) -> str:
+    """``("langchain", "mcp")`` -> ``[langchain,mcp]``; none: ``""``."""
+    return f"[{','.join(names)}]" if names else ""
+
+
+def below_floor(requirement: str) -> str | None:
+    """``langchain>=1.4,<2`` -> ``langchain<1.4``: a version the resolver must refuse."""
+    found = re.search(r">=\s*([\w.]+)", requirement)
+    return f"{_name(requirement)}<{found[1]}" if found else None
+
+
 def requirements(env: Environment) -> list[str]:
     """The project's dependencies with the environment's pins in place, plus pytest."""
+    if env.floors is not None:  # the wheel, its declared requirements direct; pytest apart
+        return [library(extras(env.floors)), *declared(env.floors)]
     pinned = {_name(pin): pin for pin in env.pins}
     wanted = list(env.pins)
     if env.project_deps:
@@ -231,6 +300,28 @@ def _read_junit(path: Path, result: Result) -> None:
             result.passed += 1
 
 
+def below_floors(env: Environment, install: list[str], uv_env: dict[str, str]) -> str | None:
+    """None if the resolver refuses each declared requirement below its floor, beside the
+    wheel; else what it accepted."""
+    assert env.floors is not None
+    wheel = library(extras(env.floors))
+    accepted = []
+    for requirement in declared(env.floors):
+        below = below_floor(requirement)
+        if below is None:
+            continue
+        done = _run([*install, "--dry-run", wheel, below], env=uv_env)
+        if done.returncode == 0:
+            accepted.append(below)
+        elif "No solution found" not in done.stderr:  # refused for another reason: say so
+            return f"{below} beside the wheel: {done.stderr.strip()[-500:]}"
+    return (
+        f"the resolver accepted a version below a floor: {', '.join(accepted)}"
+        if accepted
+        else None
+    )
+
+
 def characterize(env: Environment, uv: str, keep: bool) -> Result:
     """Create the environment, install, run the suite, and read the results."""
     result = Result(env)
@@ -248,7 +339,16 @@ def characterize(env: Environment, uv: str, keep: bool) -> Result:
         install = [uv, "pip", "install", "--quiet", "--python", str(python)]
         if env.upgrade:
             install.append("--upgrade")
-        done = _run([*install, *requirements(env)], env=uv_env)
+        if env.floors is not None:
+            refused = below_floors(env, install, uv_env)
+            if refused:
+                result.error = refused
+                return result
+            done = _run([*install, "--resolution", "lowest-direct", *requirements(env)], env=uv_env)
+            if done.returncode == 0:  # the test tools at their newest, never lowered
+                done = _run([*install, *TEST_TOOLS], env=uv_env)
+        else:
+            done = _run([*install, *requirements(env)], env=uv_env)
         if done.returncode == 0 and env.app:
             done = _run([*install, "--no-deps", "-e", str(ROOT)], env=uv_env)
         result.seconds["install"] = time.monotonic() - started
@@ -325,7 +425,8 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [e for e in ENVIRONMENTS if not args.only or e.name in args.only]
     started = time.monotonic()
     for env in chosen:
-        print(f"[{env.name}] installing {' '.join(env.pins) or 'newest releases'} ...", flush=True)
+        what = " ".join(env.pins) or ("the floors" if env.floors is not None else "newest releases")
+        print(f"[{env.name}] installing {what} ...", flush=True)
     with ThreadPoolExecutor(max_workers=args.jobs or len(chosen)) as pool:
         results = list(pool.map(lambda env: characterize(env, uv, args.keep), chosen))
     print(report(results, time.monotonic() - started))

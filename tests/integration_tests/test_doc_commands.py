@@ -48,8 +48,13 @@ NOT_RUN: dict[str, str] = {
     "make prod": "starts PostgreSQL, Redis and Aegra until stopped; tests/prod_tests run it",
     "make prod PROD_PORT=8123": "as make prod, on another port",
     "make prod PROD_STATE=/srv/soa": "as make prod, with another state folder",
-    'pip install "./libs/stop-on-artifact[langchain]"': "installs into the active environment",
-    'pip install "./libs/stop-on-artifact[mcp]"': "installs into the active environment",
+    **dict.fromkeys(
+        (
+            'pip install "stop-on-artifact[langchain]"',
+            'pip install "stop-on-artifact[mcp]"',
+        ),
+        "installs from the package index into the active environment",
+    ),
     f"{CLIENT} check --url https://...": "https://... stands for your deployment",
     "export DATABASE_URL=postgresql://aegra:...@db-host:5432/aegra": "your database host",
     "export REDIS_URL=redis://:...@redis-host:6379/0 REDIS_BROKER_ENABLED=true": "your Redis",
@@ -233,11 +238,11 @@ def test_the_commands_not_run_name_real_targets_and_paths() -> None:
             for assignment in words[2:]:
                 variable = assignment.split("=", 1)[0]
                 assert re.search(rf"^{variable} \?=", makefile, re.M), variable
-        elif words[0] == "pip":
-            path = ROOT / words[2].split("[")[0]
-            project = (path / "pyproject.toml").read_text("utf-8")
-            assert 'name = "stop-on-artifact"' in project
-            assert re.search(r"^langchain = \[", project, re.M), "the [langchain] extra"
+        elif words[0] == "pip":  # the index's name: the library's, with an extra it declares
+            name, extra = words[2].rstrip("]").split("[")
+            project = (ROOT / "libs" / name / "pyproject.toml").read_text("utf-8")
+            assert f'name = "{name}"' in project
+            assert re.search(rf"^{extra} = \[", project, re.M), f"the [{extra}] extra"
         elif words[0] == ".prod/venv/bin/python":
             assert "$(PROD)/venv" in makefile and re.search(r"^PROD := \.prod$", makefile, re.M)
             assert "aegra-api==" in (ROOT / "aegra" / "requirements.txt").read_text("utf-8")

@@ -36,8 +36,11 @@ def blocks() -> list[str]:
 
 def test_the_section_says_how_to_install_the_library_and_links_its_readme() -> None:
     text = section()
-    assert '`pip install "./libs/stop-on-artifact[langchain]"`' in text
-    assert "from a clone of this repository" in text
+    # the index's name first; the clone's path for unreleased work
+    assert text.index('`pip install "stop-on-artifact[langchain]"`') < text.index(
+        '`pip install "./libs/stop-on-artifact[langchain]"`'
+    )
+    assert "from a clone of this repository" in text and "not on an index" not in text
     assert "(libs/stop-on-artifact/README.md)" in text
 
 

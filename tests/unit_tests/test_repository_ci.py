@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ RELEASE = WORKFLOWS / "release.yml"
 ZIZMOR_CONFIG = ROOT / ".github" / "zizmor.yml"
 BIN = Path(sys.executable).parent
 RUN = ".tools/bin/uv run --frozen --no-sync"
-LIBRARY_TESTS = f"{RUN} pytest libs/stop-on-artifact/tests -q -n 2"
+LIBRARY_TESTS = "make -C libs/stop-on-artifact test"  # the library's own Makefile
 SHA_PIN = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 
 
@@ -85,7 +84,7 @@ def test_ci_runs_on_push_and_pull_request_with_read_only_contents() -> None:
 
 def test_ci_jobs_run_lint_test_and_the_library_on_three_pythons() -> None:
     jobs = _load(CI)["jobs"]
-    assert set(jobs) == {"lint", "library", "app"}
+    assert set(jobs) == {"lint", "library", "library-alone", "app"}
     assert "make lint" in _runs(jobs["lint"])
     assert "make test" in _runs(jobs["app"])
 
@@ -102,7 +101,11 @@ def test_ci_jobs_run_lint_test_and_the_library_on_three_pythons() -> None:
     ]
     assert setup_python[0]["with"]["python-version"] == "${{ matrix.python-version }}"
 
-    for name in ("lint", "app"):
+    # A copy of the library's folder alone, outside the repository, with its own commands.
+    alone = _runs(jobs["library-alone"])
+    assert 'cp -r libs/stop-on-artifact "$RUNNER_TEMP/stop-on-artifact"' in alone
+    assert "make install lint test build" in alone
+    for name in ("lint", "app", "library-alone"):
         versions = [
             step["with"]["python-version"]
             for step in jobs[name]["steps"]
@@ -149,7 +152,10 @@ def test_release_publishes_the_dist_by_trusted_publishing() -> None:
     upload = [
         s for s in build["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@")
     ]
-    assert upload[0]["with"]["path"] == "libs/stop-on-artifact/dist/"
+    assert [u["with"]["path"] for u in upload] == [
+        "release-notes.md",
+        "libs/stop-on-artifact/dist/",
+    ]
 
     assert publish["needs"] == "build"
     assert publish["environment"]["name"] == "pypi"
@@ -164,36 +170,36 @@ def test_release_publishes_the_dist_by_trusted_publishing() -> None:
     assert "id-token: write" not in CI.read_text("utf-8")
 
 
-def _wheel(root: Path, metadata: str) -> None:
-    """Write a wheel holding only ``metadata`` where ``make dist`` puts the library's."""
-    dist = root / "libs" / "stop-on-artifact" / "dist"
-    dist.mkdir(parents=True)
-    with zipfile.ZipFile(dist / "stop_on_artifact-0.0.1-py3-none-any.whl", "w") as archive:
-        archive.writestr("stop_on_artifact-0.0.1.dist-info/METADATA", metadata)
-
-
-def test_release_refuses_a_wheel_without_project_urls(tmp_path: Path) -> None:
-    build = _load(RELEASE)["jobs"]["build"]["steps"]
+def test_release_checks_the_tag_lints_and_tests_the_wheel_before_publishing() -> None:
+    # The guard (scripts/release_check.py, tested in the library's test_soa_release.py):
+    # first the tag against __version__ and the CHANGELOG's dated section, which becomes the
+    # release notes; then make lint and make dist (the suite from the wheel); then the built
+    # files' version and Project-URL; only then the upload that publish takes.
+    workflow = _load(RELEASE)
+    build = workflow["jobs"]["build"]["steps"]
     names = [step.get("name") or step.get("run") or step.get("uses") for step in build]
-    check = next(s for s in build if s.get("name") == "refuse a wheel without Project-URL")
-    assert names.index("make dist") < names.index(check["name"]) < len(names) - 1  # then upload
-    metadata = "Metadata-Version: 2.4\nName: stop-on-artifact\nVersion: 0.0.1\n"
-
-    def run(root: Path) -> subprocess.CompletedProcess[str]:
-        command = ["bash", "-e", "-c", check["run"]]
-        env = {"PATH": f"{BIN}:/usr/bin:/bin"}  # `python` is this environment's
-        return subprocess.run(
-            command, cwd=root, env=env, capture_output=True, text=True, check=False
-        )
-
-    _wheel(tmp_path / "without", metadata)
-    refused = run(tmp_path / "without")
-    assert refused.returncode != 0
-    assert "add [project.urls]" in refused.stderr and "pyproject.toml" in refused.stderr
-    _wheel(tmp_path / "with", metadata + "Project-URL: Repository, https://example.org/soa\n")
-    assert run(tmp_path / "with").returncode == 0
-    (tmp_path / "none").mkdir()
-    assert run(tmp_path / "none").returncode != 0  # no wheel at all: nothing to vouch for
+    guard = 'python libs/stop-on-artifact/scripts/release_check.py --tag "$TAG"'
+    tag = next(
+        s
+        for s in build
+        if s.get("name") == "the tag is the version, with a dated CHANGELOG section"
+    )
+    assert tag["run"] == f"{guard} --notes release-notes.md"
+    urls = next(s for s in build if s.get("name") == "refuse a wheel without Project-URL")
+    assert urls["run"] == f"{guard} --dist libs/stop-on-artifact/dist"
+    for step in (tag, urls):
+        assert step["env"] == {"TAG": "${{ github.ref_name }}"}  # never ${{ }} inside run
+    order = [names.index(tag["name"]), names.index("make lint"), names.index("make dist")]
+    assert order == sorted(order) and order[-1] < names.index(urls["name"])
+    uploads = [
+        i
+        for i, s in enumerate(build)
+        if str(s.get("uses", "")).startswith("actions/upload-artifact@")
+    ]
+    assert uploads and min(uploads) > names.index(urls["name"])
+    notes = workflow["jobs"]["notes"]
+    assert notes["needs"] == "publish" and notes["permissions"] == {"contents": "write"}
+    assert any("--notes-file release-notes.md" in line for line in _runs(notes))
     assert "[project.urls]" in (ROOT / "CONTRIBUTING.md").read_text("utf-8")
 
 

@@ -44,7 +44,8 @@ NEEDS = {
     "policies": "langchain",
     "mcp": "langchain_mcp_adapters",
 }
-INSTALL = re.compile(r'^pip install "\./libs/stop-on-artifact(?:\[([\w,-]+)\])?"$')
+INSTALL = re.compile(r'^pip install "stop-on-artifact(?:\[([\w,-]+)\])?"$')  # the index's name
+CLONE = 'pip install "./libs/stop-on-artifact[langchain]"'  # unreleased work, from a clone
 MIDDLEWARE = {"StopOnArtifactMiddleware", "PolicyMiddleware"}  # the [langchain] extra's names
 
 
@@ -98,14 +99,25 @@ def test_the_readme_is_at_most_14000_bytes() -> None:
     assert size <= MAX_BYTES, f"README.md is {size} bytes"
 
 
-def test_the_install_lines_name_a_path_in_a_clone() -> None:
+def test_the_install_lines_name_the_index_package_then_the_clone_for_unreleased_work() -> None:
+    # The README is the package index's page: its install lines name the package there; the
+    # clone's path comes after the first, for what is not released yet.
     installs = re.findall(r"```bash\n(.*?)```", text(), flags=re.S)
     assert len(installs) >= 2  # the first, [langchain]; one before each block needing more
+    assert installs[0].strip() == 'pip install "stop-on-artifact[langchain]"'
     for install in installs:
         for line in install.strip().splitlines():
-            assert INSTALL.match(line), line  # pip install "./libs/stop-on-artifact[extras]"
-    assert (README.parent / "pyproject.toml").is_file()
-    assert "from a clone of this repository" in " ".join(text().split())
+            assert INSTALL.match(line), line  # pip install "stop-on-artifact[extras]"
+    prose = " ".join(text().split())
+    first = prose.index('pip install "stop-on-artifact[langchain]"')
+    clone = prose.index("Unreleased work installs from a clone of the repository")
+    assert first < clone < prose.index(f"`{CLONE}`")
+    assert "not on an index" not in prose
+    project = tomllib.loads((README.parent / "pyproject.toml").read_text("utf-8"))["project"]
+    assert project["name"] == "stop-on-artifact"
+    for install in installs:
+        for extra in INSTALL.findall(install.strip()):
+            assert not extra or set(extra.split(",")) <= set(project["optional-dependencies"])
 
 
 def module(requirement: str) -> str:
@@ -173,7 +185,7 @@ def test_the_blocks_come_in_the_order_the_sections_promise() -> None:
     ends = (README.parent / "docs" / "ends.md").read_text("utf-8")  # its blocks: test_soa_docs
     assert "create_deep_agent(" in ends and "subagent_stops=True" in ends
     assert '"subagent_model_calls"] == 1' in ends and "docs/ends.md" in text()
-    assert 'pip install "./libs/stop-on-artifact[deepagents]"' in ends
+    assert 'pip install "stop-on-artifact[deepagents]"' in ends
     assert "adopt(tool)" in found["mcp"] and "load_mcp_tools(" in found["mcp"]
     assert "InjectedIdempotencyKey]" in found["side_effects"]
     assert "from langchain." not in found["side_effects"]  # langgraph only, as on 0.6.6
@@ -258,3 +270,18 @@ def test_every_readme_link_works_on_a_package_index_page() -> None:
     assert html is not None and "<h2" in html and "<code>" in html, "the README did not render"
     hrefs = re.findall(r'href="([^"]*)"', html)
     assert [href for href in hrefs if not href.startswith(("https://", "#"))] == []
+
+
+def test_the_readme_rendered_as_an_index_does_opens_with_the_index_install_line() -> None:
+    # What PyPI shows: the README rendered by readme-renderer (GFM) and nothing else. The
+    # first code block a reader meets there installs from the index; the clone line follows.
+    renderer = pytest.importorskip("readme_renderer.markdown")
+    html = renderer.render(text(), variant="GFM")
+    assert html is not None
+    first = re.search(r"<pre[^>]*>(.*?)</pre>", html, flags=re.S)  # highlighted: spans inside
+    assert first is not None, "no code block rendered"
+    shown = re.sub(r"<[^>]+>", "", first[1]).replace("&quot;", '"').strip()
+    assert shown == 'pip install "stop-on-artifact[langchain]"'
+    after = html[first.end() :]
+    assert f"<code>{CLONE}</code>" in after.replace("&quot;", '"')
+    assert "not on an index" not in html

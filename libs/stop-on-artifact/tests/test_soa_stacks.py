@@ -35,6 +35,11 @@ import pytest
 # langchain's built-in middleware is langchain 1.x's (the [langchain] extra); on the langgraph
 # 0.6.6 floor the middleware's own ImportError is checked by the other files (conftest.kind).
 pytest.importorskip("langchain.agents.middleware", reason="langchain 1.x's middleware")
+try:  # the built-ins this file stacks with: langchain 1.5 added the last of them
+    from langchain.agents.middleware import AutoModeMiddleware, ModelRouterMiddleware  # noqa: F401
+    from langchain_core.decisions import BaseDecisionModel  # noqa: F401
+except ImportError as missing:  # the [langchain] floor: the library runs, these do not exist
+    pytest.skip(f"stacks need langchain 1.5's built-ins: {missing}", allow_module_level=True)
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import (

@@ -19,10 +19,16 @@ try:
         ModelResponse,
     )
     from langchain.agents.middleware.types import ContextT, PrivateStateAttr, ResponseT
-except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
+except ImportError as error:  # langchain missing, or older than 1.3.15 (no create_agent, or
+    # no ExtendedModelResponse): name the version found, and the one needed
+    from importlib.metadata import distributions
+
+    have = [d.version for d in distributions(name="langchain") if error.name != "langchain"]
+    found = f"langchain {have[0]} is installed; " if have else ""
     msg = (
-        "StopOnArtifactMiddleware needs langchain 1.x (create_agent): install the extra, "
-        "pip install 'stop-on-artifact[langchain]'. The router (StopRouter) needs only "
+        f"{found}"
+        "StopOnArtifactMiddleware needs langchain>=1.3.15 (create_agent): install the extra, "
+        "pip install -U 'stop-on-artifact[langchain]'. The router (StopRouter) needs only "
         "langgraph."
     )
     raise ImportError(msg) from error

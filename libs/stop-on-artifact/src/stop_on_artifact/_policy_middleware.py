@@ -19,10 +19,16 @@ try:
         PrivateStateAttr,
         ResponseT,
     )
-except ImportError as error:  # langchain missing, or 0.3 (no create_agent)
+except ImportError as error:  # langchain missing, or older than 1.3.15 (no create_agent, or
+    # no ExtendedModelResponse): name the version found, and the one needed
+    from importlib.metadata import distributions
+
+    have = [d.version for d in distributions(name="langchain") if error.name != "langchain"]
+    found = f"langchain {have[0]} is installed; " if have else ""
     msg = (
-        "PolicyMiddleware needs langchain 1.x (create_agent): install the extra, pip install "
-        "'stop-on-artifact[langchain]'. A hand-built graph uses PolicyGate "
+        f"{found}"
+        "PolicyMiddleware needs langchain>=1.3.15 (create_agent): install the extra, pip install "
+        "-U 'stop-on-artifact[langchain]'. A hand-built graph uses PolicyGate "
         "(from stop_on_artifact import PolicyGate), which needs only langgraph."
     )
     raise ImportError(msg) from error
