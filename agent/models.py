@@ -87,7 +87,7 @@ def latest_tool_step(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
 def _text(message: BaseMessage) -> str:
     """A message's text: ``.text`` is a property in langchain-core 1.x, a method in 0.3."""
     text: Any = message.text
-    return str(text() if callable(text) else text)
+    return text if isinstance(text, str) else str(text())
 
 
 def _summary(content: str) -> str:

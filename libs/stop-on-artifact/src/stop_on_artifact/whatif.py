@@ -23,8 +23,9 @@ from langchain_core.messages.ai import UsageMetadata
 
 from stop_on_artifact._artifact import completed
 from stop_on_artifact._decision import ALWAYS_HARD, decide_turn, final_text
+from stop_on_artifact._saving import estimate_saving
 from stop_on_artifact._settings import StopSettings
-from stop_on_artifact._turn import asks, scan_turn, tool_calls, turn_start
+from stop_on_artifact._turn import asks, message_text, scan_turn, tool_calls, turn_start
 
 __all__ = ["Conversation", "stops", "whatif"]
 
@@ -112,10 +113,9 @@ def _tokens(usage: Any) -> UsageMetadata | None:
 
 
 def to_messages(raw: Sequence[Any]) -> list[BaseMessage]:
-    """Convert OpenAI chat or LangChain message dicts (or messages) to messages.
+    """Convert OpenAI chat or LangChain message dicts to messages, usage and names kept.
 
-    `usage`/`usage_metadata` becomes the reply's `usage_metadata`; a tool result without a
-    name takes its call's. Raises `ValueError`/`TypeError`/`KeyError` on a malformed message.
+    Raises `ValueError`/`TypeError`/`KeyError` on a malformed message.
     """
     messages: list[BaseMessage] = []
     names: dict[str, str] = {}
@@ -133,11 +133,7 @@ def to_messages(raw: Sequence[Any]) -> list[BaseMessage]:
 
 
 def read_jsonl(path: str) -> list[Conversation]:
-    """Read one conversation per line; a malformed line is named on stderr and skipped.
-
-    Args:
-        path: A file of lines `{"id": ..., "messages": [...]}`.
-    """
+    """Read lines `{"id": ..., "messages": [...]}`; a malformed one is named and skipped."""
     found: list[Conversation] = []
     with open(path, encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
@@ -151,12 +147,7 @@ def read_jsonl(path: str) -> list[Conversation]:
 
 
 def read_langsmith(project: str, client: Any = None) -> list[Conversation]:
-    """Read a LangSmith project's traces: each root run's model and tool children, in order.
-
-    Args:
-        project: The project's name. A trace is a turn: the history before it is context.
-        client: A `langsmith.Client` (else one from the environment; the `[whatif]` extra).
-    """
+    """Read a project's traces (`client`: else `langsmith.Client()`): a trace is a turn."""
 
     def load(value: Any) -> Any:  # a serialized message's fields: no object built from them
         return value["kwargs"] if isinstance(value, dict) and value.get("lc") == 1 else value
@@ -223,14 +214,22 @@ def _turn(trace: str, number: int, turn: list[BaseMessage], head: list[BaseMessa
         later = [m for m in turn[end:] if isinstance(m, AIMessage)]
         skipped = later if hard else later[1:]  # polish: its phrasing call is still made
         outcome.rule, outcome.tool = decision["rule"], decision["tool"]
-        outcome.model_calls_saved = len(skipped)
-        usage = [m.usage_metadata for m in skipped if m.usage_metadata]
-        outcome.input_tokens_saved = read = sum(u["input_tokens"] for u in usage)
-        outcome.output_tokens_saved = wrote = sum(u["output_tokens"] for u in usage)
-        outcome.dollars_saved = round((read * price[0] + wrote * price[1]) / 1e6, 6)
-        outcome.cut = [c["name"] for m in later for c in m.tool_calls]
         with contextlib.suppress(LookupError):
             outcome.answer = final_text(decision, seen) if hard else None
+        first = later[0] if later else None  # a stop's answer: its text, no usage recorded
+        if first and not first.usage_metadata and message_text(first) == outcome.answer:
+            outcome.model_calls -= 1  # the trace stopped here: its answer is no model call
+            spent = decision["rule"] in ("retry_budget", "model_call_limit", "step_limit")
+            saving = estimate_saving(seen, outcome.answer, [] if spent else decision["unsettled"])
+            read, wrote, later = saving["input_tokens"], saving["output_tokens"], later[1:]
+            outcome.model_calls_saved = saving["model_calls"]  # as the stop itself records
+        else:
+            usage = [m.usage_metadata for m in skipped if m.usage_metadata]
+            read, wrote = (sum(u[k] for u in usage) for k in ("input_tokens", "output_tokens"))
+            outcome.model_calls_saved = len(skipped)
+        outcome.input_tokens_saved, outcome.output_tokens_saved = read, wrote
+        outcome.dollars_saved = round((read * price[0] + wrote * price[1]) / 1e6, 6)
+        outcome.cut = [c["name"] for m in later for c in m.tool_calls]
         break
     return outcome
 
