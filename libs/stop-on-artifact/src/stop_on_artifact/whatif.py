@@ -117,8 +117,7 @@ def to_messages(raw: Sequence[Any]) -> list[BaseMessage]:
 
     Raises `ValueError`/`TypeError`/`KeyError` on a malformed message.
     """
-    messages: list[BaseMessage] = []
-    names: dict[str, str] = {}
+    messages, names = list[BaseMessage](), dict[str, str]()
     for item in raw:
         one = {**item, "content": item.get("content") or ""} if isinstance(item, dict) else item
         usage = isinstance(one, dict) and (one.pop("usage_metadata", 0) or one.pop("usage", 0))
@@ -126,8 +125,10 @@ def to_messages(raw: Sequence[Any]) -> list[BaseMessage]:
         if isinstance(message, AIMessage):
             names.update((str(c["id"]), c["name"]) for c in message.tool_calls)
             message.usage_metadata = _tokens(usage) or message.usage_metadata
-        if isinstance(message, ToolMessage) and not message.name:
-            message.name = names.get(message.tool_call_id)
+        if isinstance(message, ToolMessage):  # langchain-core 0.3 drops a dict's status
+            message.name = message.name or names.get(message.tool_call_id)
+            if isinstance(one, dict) and one.get("status") == "error":
+                message.status = "error"
         messages.append(message)
     return messages
 
