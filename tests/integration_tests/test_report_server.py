@@ -8,6 +8,7 @@ add up to the same figures.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from typing import Any, cast
 
 import pytest
 from langgraph_sdk import get_sync_client
+from stop_on_artifact import whatif
 
 from agent.tracing.metadata import flush_feedback
 from agent.tracing.prices import PRICES_VAR
@@ -91,6 +93,23 @@ def test_the_server_report_adds_up_what_the_traced_report_does(
     assert from_server["totals"]["runs"] == 8 and from_server["totals"]["model_calls_saved"] == 6
     for key in ("totals", "by_rule", "by_tool"):
         assert from_server[key] == from_langsmith[key], key
+
+    # The what-if over the same server's threads (#65), each result's own artifact as the
+    # mapping, under the default settings: the same model calls, no turn cut, and the saving
+    # the report adds up, plus the answering call of each stop_mode=never thread (one per
+    # graph), which a hard stop would have skipped.
+    out = io.StringIO()
+    mapping = "tests.support.recorded:recorded"
+    with contextlib.redirect_stdout(out):
+        assert whatif.main([server.url, "--mapping", mapping, "--json"]) == 0
+    replayed = json.loads(out.getvalue())
+    totals, never = from_server["totals"], len(GRAPHS)
+    assert (replayed["traces"], replayed["cut"]) == (8, [])
+    assert replayed["model_calls"] == totals["model_calls"]
+    assert replayed["model_calls_saved"] == totals["model_calls_saved"] + never
+    ended = {tool: row["ended"] for tool, row in replayed["tools"].items()}
+    early = {tool: row["ended_early"] for tool, row in from_server["by_tool"].items()}
+    assert sum(ended.values()) == sum(early.values()) + never, (ended, early)
 
 
 def test_no_server_and_a_quiet_period_are_one_line_each(

@@ -11,23 +11,17 @@ calls (the stop's answer is no call) and the same calls saved, nothing cut.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
-from langchain_core.messages import ToolMessage
 from stop_on_artifact import StopSettings
 from stop_on_artifact.whatif import thread_conversation, whatif
 
 from client.report import thread_figures
 from client.scenarios import SCENARIOS
 from tests.support.graph_runs import build, run
+from tests.support.recorded import recorded
 
 CASES = [s for s in SCENARIOS if not s.resume and s.context.get("stop_mode", "hard") == "hard"]
-
-
-def recorded(message: ToolMessage) -> Any:
-    """The mapping that reads each result's own artifact: the app's tools already speak it."""
-    return message.artifact
 
 
 @pytest.mark.parametrize("graph", ["legacy", "middleware"])
