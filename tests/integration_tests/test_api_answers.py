@@ -27,9 +27,14 @@ async def ask(
     return text(turn[-1]), output["stop_decision"], turn
 
 
+def tool_calls(turn: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tool calls in the order the model issued them."""
+    return [c for m in turn if m["type"] == "ai" for c in m.get("tool_calls") or []]
+
+
 def tool_ids(turn: list[dict[str, Any]]) -> list[str]:
     """Tool call ids in the order the model issued them."""
-    return [c["id"] for m in turn if m["type"] == "ai" for c in m.get("tool_calls") or []]
+    return [c["id"] for c in tool_calls(turn)]
 
 
 @pytest.mark.parametrize("graph", GRAPHS)
@@ -240,7 +245,7 @@ async def test_a_price_in_euros_is_named_and_never_charged_as_dollars(
         client, graph, "achète une chaise pour 45 euros", {"force_outcome": "success"}
     )
     assert decision["rule"] == "fatal"
-    calls = [c for m in turn if m["type"] == "ai" for c in m.get("tool_calls") or []]
+    calls = tool_calls(turn)
     assert [c["args"] for c in calls] == [{"item": "une chaise", "amount": 45.0, "currency": "EUR"}]
     assert answer == (
         "**Not purchased: une chaise (45.00 euros)**\n\n"

@@ -69,11 +69,14 @@ CLOSING = "I could not finish this request within the allowed number of steps"
 """How the model-call cap's and the step limit's closing line begins."""
 
 
-async def invoke(agent: Any, inputs: Any, mode: str, config: dict[str, Any] | None = None) -> Any:
-    """Run a compiled graph with ``invoke`` (``mode="sync"``) or ``ainvoke``."""
+async def invoke(
+    agent: Any, inputs: Any, mode: str, config: dict[str, Any] | None = None, **more: Any
+) -> Any:
+    """Run a compiled graph with ``invoke`` (``mode="sync"``) or ``ainvoke`` (``more``: the
+    run's keyword arguments, such as ``context``)."""
     if mode == "async":
-        return await agent.ainvoke(inputs, config)
-    return agent.invoke(inputs, config)
+        return await agent.ainvoke(inputs, config, **more)
+    return agent.invoke(inputs, config, **more)
 
 
 class State(StopState):

@@ -24,6 +24,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 from soa_graphs import hand_built, loop_graph, modes, needs_langchain, user
+from soa_graphs import invoke as run
 from stop_on_artifact import (
     Block,
     PolicyGate,
@@ -44,18 +45,9 @@ from stop_on_artifact.testing import (
 )
 
 
-async def run(agent: Any, inputs: Any, mode: str, config: dict[str, Any], **more: Any) -> Any:
-    if mode == "sync":
-        return agent.invoke(inputs, config, **more)
-    return await agent.ainvoke(inputs, config, **more)
-
-
-@needs_langchain
-@modes
-async def test_an_approval_holds_for_the_retry_of_its_call_with_no_context(mode: str) -> None:
-    from langchain.agents import create_agent
-    from stop_on_artifact import PolicyMiddleware, StopOnArtifactMiddleware
-
+def timing_out_shop() -> tuple[Any, Any, list[float]]:
+    """A checkout that times out once, then pays; the README's spend cap, whose mode reads the
+    context (which a resume does not carry); and the amounts the checkout was called with."""
     attempts: list[float] = []
 
     @tool(response_format="content_and_artifact")
@@ -66,13 +58,22 @@ async def test_an_approval_holds_for_the_retry_of_its_call_with_no_context(mode:
             return "The payment service timed out.", transient()
         return f"Paid {amount:.2f}.", completed()
 
-    # The README's policy: its mode reads the context, which the resume does not carry.
     @tool_policy("spend_cap", tools={"checkout"}, on_block=lambda context: context["on_block"])
     def spend_cap(call: Any, context: Any) -> Block | None:
         if float(call["args"]["amount"]) <= 500:
             return None
         return Block(refusal="Above the 500 limit: not paid.", description="Pay above 500?")
 
+    return checkout, spend_cap, attempts
+
+
+@needs_langchain
+@modes
+async def test_an_approval_holds_for_the_retry_of_its_call_with_no_context(mode: str) -> None:
+    from langchain.agents import create_agent
+    from stop_on_artifact import PolicyMiddleware, StopOnArtifactMiddleware
+
+    checkout, spend_cap, attempts = timing_out_shop()
     stack: list[Any] = [PolicyMiddleware(policies=[spend_cap]), StopOnArtifactMiddleware()]
     model = ScriptedChatModel(script=call_then_answer("checkout"))
     shop = create_agent(model, [checkout], middleware=stack, checkpointer=InMemorySaver())
@@ -254,21 +255,7 @@ async def test_in_a_hand_built_graph_an_approval_holds_for_its_retry_with_no_con
     mode: str,
 ) -> None:
     """The README's context-read mode, a resume with no context, a transient then completed."""
-    attempts: list[float] = []
-
-    @tool(response_format="content_and_artifact")
-    def checkout(amount: float) -> tuple[str, dict[str, object]]:
-        """Pay for the order."""
-        attempts.append(amount)
-        if len(attempts) == 1:
-            return "The payment service timed out.", transient()
-        return f"Paid {amount:.2f}.", completed()
-
-    @tool_policy("spend_cap", tools={"checkout"}, on_block=lambda context: context["on_block"])
-    def spend_cap(call: Any, context: Any) -> Block | None:
-        if float(call["args"]["amount"]) <= 500:
-            return None
-        return Block(refusal="Above the 500 limit: not paid.", description="Pay above 500?")
+    checkout, spend_cap, attempts = timing_out_shop()
 
     gate, router = PolicyGate(policies=[spend_cap]), StopRouter()
     model = ScriptedChatModel(script=call_then_answer("checkout"))
